@@ -1,0 +1,54 @@
+# kubecause — see README.md. `make demo` runs it, `make test` tests everything.
+SHELL := /usr/bin/env bash
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/prometheus/common/version.Version=$(VERSION) \
+	-X github.com/prometheus/common/version.Revision=$(REVISION) \
+	-X github.com/prometheus/common/version.Branch=$(BRANCH) \
+	-X github.com/prometheus/common/version.BuildUser=kubecause \
+	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+# Heavy tool builds (kube-apiserver, etcd, kube-state-metrics, promtool, …) are cached here by version.
+export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
+BIN := bin/kubecause
+
+.PHONY: all build deps test unit lint generate check-generated bench e2e demo clean
+
+all: build
+
+deps: ## install what the build and the tests need (idempotent)
+	hack/install-deps.sh
+
+build: ## the kubecause binary
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./exporter
+
+unit: ## unit tests with the race detector
+	$(GO) test -race -count=1 ./...
+
+lint: ## gofmt, go vet, rule and dashboard lint
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@if [ -x hack/lint-mixin.sh ]; then hack/lint-mixin.sh; fi
+
+generate: ## regenerate committed outputs (rules, dashboards, docs tables)
+	@for g in hack/generate/*.sh; do [ -e "$$g" ] || continue; echo "== $$g"; bash "$$g"; done
+
+check-generated: generate ## fail when committed generated files are stale
+	@if [ -n "$$(git status --porcelain -- rules dashboards deploy docs)" ]; then \
+		echo "generated files are stale: run 'make generate' and commit"; git status --porcelain -- rules dashboards deploy docs; git diff --stat; exit 1; fi
+
+bench: ## in-process benchmarks (benchstat-friendly)
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./exporter/...
+	@if [ -x hack/bench-apiserver.sh ]; then hack/bench-apiserver.sh; fi
+
+e2e: deps build ## end-to-end tests on real components (127.0.0.1 only)
+	@if [ -x hack/e2e.sh ]; then hack/e2e.sh; else echo "no e2e harness yet"; fi
+
+demo: deps build ## local control plane + seed scenarios, or KUBECONFIG=... for a real cluster
+	@if [ -x hack/demo.sh ]; then hack/demo.sh; else $(BIN) $(if $(KUBECONFIG),--kubeconfig=$(KUBECONFIG)); fi
+
+test: deps lint check-generated unit e2e ## the whole test suite (what CI runs)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,3 @@
+module github.com/kubecause/kubecause
+
+go 1.26.0

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Debian packages: listed once here, installed only when missing.
+set -euo pipefail
+pkgs=(prometheus prometheus-alertmanager etcd-server)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "installing Debian packages: ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The packages start services of their own; the tests start their own instances.
+for s in prometheus prometheus-alertmanager etcd prometheus-node-exporter; do
+	$SUDO systemctl disable --now "$s" >/dev/null 2>&1 || $SUDO service "$s" stop >/dev/null 2>&1 || true
+done
