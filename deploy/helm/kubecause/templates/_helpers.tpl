@@ -1,0 +1,113 @@
+{{/* Name of the chart, overridable. */}}
+{{- define "kubecause.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Full name: the release name when it already contains the chart name. */}}
+{{- define "kubecause.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kubecause.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kubecause.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "kubecause.labels" -}}
+{{ include "kubecause.selectorLabels" . }}
+app.kubernetes.io/version: {{ (default .Chart.AppVersion .Values.image.tag) | quote }}
+app.kubernetes.io/part-of: kubecause
+{{- if .Values.helmLabels }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+{{- end -}}
+
+{{- define "kubecause.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "kubecause.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kubecause.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Secret holding the web config: the chart's own or an existing one; empty when there is none. */}}
+{{- define "kubecause.webSecret" -}}
+{{- if .Values.web.existingSecret -}}
+{{- .Values.web.existingSecret -}}
+{{- else if .Values.web.config -}}
+{{- printf "%s-web-config" (include "kubecause.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kubecause.scheme" -}}
+{{- if .Values.web.tls }}HTTPS{{ else }}HTTP{{ end -}}
+{{- end -}}
+
+{{/*
+The mixin's generated objects (files/mixin/*.yaml, copied from deploy/mixin by hack/generate/zz-deploy.sh),
+as a list of maps. Files may hold several documents or a List.
+*/}}
+{{- define "kubecause.mixinObjects" -}}
+{{- $objs := list -}}
+{{- range $path, $_ := .Files.Glob "files/mixin/*.yaml" -}}
+{{- range $doc := regexSplit "(?m)^---\\s*$" ($.Files.Get $path) -1 -}}
+{{- $o := fromYaml $doc -}}
+{{- if and $o (hasKey $o "kind") -}}
+{{- if hasKey $o "items" -}}
+{{- range $o.items }}{{ $objs = append $objs . }}{{ end -}}
+{{- else -}}
+{{- $objs = append $objs $o -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- dict "items" $objs | toJson -}}
+{{- end -}}
+
+{{/* Rules for the read-only access the checks need, shared by Role and ClusterRole. */}}
+{{- define "kubecause.eventRules" -}}
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["events.k8s.io"]
+  resources: ["events"]
+  verbs: ["get", "list", "watch"]
+{{- end -}}
+
+{{- define "kubecause.endpointRules" -}}
+- apiGroups: [""]
+  resources: ["services", "endpoints", "pods"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["get", "list", "watch"]
+{{- end -}}
+
+{{/*
+Labels of an object taken from the mixin: the chart's labels, the object's own, then the values' extras
+(later ones win). Call with (list $ .metadata.labels extraLabels).
+*/}}
+{{- define "kubecause.mergedLabels" -}}
+{{- $root := index . 0 -}}
+{{- $labels := fromYaml (include "kubecause.labels" $root) -}}
+{{- $labels = mergeOverwrite $labels (index . 1 | default dict) (index . 2 | default dict) -}}
+{{- toYaml $labels -}}
+{{- end -}}
