@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# kubecause: a static Go binary on a distroless, non-root base.
+#   docker buildx build --platform linux/amd64,linux/arm64 \
+#     --build-arg VERSION=$(git describe --tags --always) --build-arg REVISION=$(git rev-parse --short HEAD) -t kubecause .
+# Without a Docker daemon, hack/image.sh builds the same image with ko (see docs/install.md).
+
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+ARG TARGETOS=linux
+ARG TARGETARCH=amd64
+ARG VERSION=dev
+ARG REVISION=unknown
+ARG BRANCH=unknown
+ARG BUILD_DATE=unknown
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -o /out/kubecause -ldflags "-s -w \
+      -X github.com/prometheus/common/version.Version=${VERSION} \
+      -X github.com/prometheus/common/version.Revision=${REVISION} \
+      -X github.com/prometheus/common/version.Branch=${BRANCH} \
+      -X github.com/prometheus/common/version.BuildUser=kubecause \
+      -X github.com/prometheus/common/version.BuildDate=${BUILD_DATE}" \
+      ./exporter
+
+FROM gcr.io/distroless/static:nonroot
+LABEL org.opencontainers.image.source="https://github.com/kubecause/kubecause" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.description="Cause-labelled Prometheus metrics from Kubernetes Events"
+COPY --from=build /out/kubecause /kubecause
+USER 65532:65532
+EXPOSE 9737
+ENTRYPOINT ["/kubecause"]

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds the kubecause image for linux/amd64 and linux/arm64 without a Docker daemon, with ko.
+#
+# Output (under bin/image/):
+#   oci/                         OCI image layout holding the multi-arch index
+#   kubecause-<version>.oci.tar  the same layout as one tarball (an "oci-archive"): load it with
+#                                `skopeo copy oci-archive:<file> docker://<registry>/kubecause:<version>`,
+#                                `crane push bin/image/oci <ref> --index`, or `podman load -i <file>`.
+# Then it runs the image test (deploy/image_test.go): the amd64 binary in the image prints the version.
+#
+# Base image: .ko.yaml names gcr.io/distroless/static:nonroot. Set KUBECAUSE_BASE_IMAGE to use another
+# reachable base. With KUBECAUSE_BASE_IMAGE=local (the default when gcr.io cannot be reached) the script
+# builds a minimal distroless-like base itself (passwd/group with nonroot 65532, /home/nonroot, /tmp;
+# user 65532) and serves it from a throw-away registry on 127.0.0.1 (`crane registry serve`) for the
+# duration of the build, because ko pulls its base from a registry.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+cache="${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}"
+tools=hack/deps/30-deploy-tools.sh
+ko="$cache/bin/ko-$(sed -n 's/^KO_VERSION=//p' $tools)"
+crane="$cache/bin/crane-$(sed -n 's/^CRANE_VERSION=//p' $tools)"
+[ -x "$ko" ] && [ -x "$crane" ] || bash $tools
+
+# Build information, as the Makefile computes it.
+export VERSION="${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}"
+export REVISION="${REVISION:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+export BRANCH="${BRANCH:-$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)}"
+# Reproducible: layer times and the build date come from the last commit.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
+export BUILD_DATE="${BUILD_DATE:-$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d-%H:%M:%S)}"
+repo="${KUBECAUSE_IMAGE_REPO:-ghcr.io/kubecause/kubecause}"
+out=bin/image
+work=$(mktemp -d)
+registry_pid=""
+cleanup() {
+	if [ -n "$registry_pid" ]; then kill "$registry_pid" 2>/dev/null || true; wait "$registry_pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+base="${KUBECAUSE_BASE_IMAGE:-}"
+if [ -z "$base" ]; then
+	if timeout 10 "$crane" digest gcr.io/distroless/static:nonroot >/dev/null 2>&1; then
+		base=gcr.io/distroless/static:nonroot
+	else
+		base=local
+	fi
+fi
+
+if [ "$base" = local ]; then
+	echo "image: gcr.io is not reachable; building a minimal non-root base and serving it on 127.0.0.1"
+	"$crane" registry serve --address 127.0.0.1:0 >"$work/registry.log" 2>&1 &
+	registry_pid=$!
+	port=""
+	for _ in $(seq 1 100); do
+		port=$(sed -n 's/.*serving on port \([0-9]*\).*/\1/p' "$work/registry.log")
+		[ -n "$port" ] && break
+		kill -0 "$registry_pid" 2>/dev/null || { cat "$work/registry.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	[ -n "$port" ] || { echo "image: the local registry did not start" >&2; cat "$work/registry.log" >&2; exit 1; }
+	reg="127.0.0.1:$port/base"
+
+	# The files distroless/static:nonroot provides that matter to a static Go binary.
+	fs="$work/rootfs"
+	mkdir -p "$fs/etc" "$fs/home/nonroot" "$fs/tmp"
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$fs/etc/passwd"
+	printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$fs/etc/group"
+	chmod 1777 "$fs/tmp"
+	chmod 0700 "$fs/home/nonroot"
+	tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
+		--exclude=home/nonroot -C "$fs" -cf "$work/base.tar" etc home tmp
+	# the home directory belongs to nonroot
+	tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=65532 --group=65532 --numeric-owner \
+		-C "$fs" -cf "$work/home.tar" home/nonroot
+	"$crane" append --oci-empty-base -f "$work/base.tar" -f "$work/home.tar" -t "$reg:rootfs" >/dev/null 2>>"$work/crane.log"
+	manifests=()
+	for arch in amd64 arm64; do
+		"$crane" mutate "$reg:rootfs" --set-platform "linux/$arch" --user 65532:65532 \
+			--env PATH=/usr/local/bin:/usr/bin:/bin -t "$reg:$arch" >/dev/null 2>>"$work/crane.log"
+		manifests+=(-m "$reg:$arch")
+	done
+	"$crane" index append "${manifests[@]}" -t "$reg:nonroot" >/dev/null 2>>"$work/crane.log"
+	base="$reg:nonroot"
+fi
+echo "image: base $base"
+
+rm -rf "$out/oci"
+mkdir -p "$out"
+# --push=false: nothing leaves the machine; the result goes to the OCI layout only.
+KO_DEFAULTBASEIMAGE="$base" KO_DOCKER_REPO="$repo" KOCACHE="$cache/ko" \
+	"$ko" build ./exporter --bare --push=false --sbom=none \
+	--platform=linux/amd64,linux/arm64 --tags="$VERSION" \
+	--image-label "org.opencontainers.image.version=$VERSION" \
+	--image-label "org.opencontainers.image.revision=$REVISION" \
+	--image-label "org.opencontainers.image.source=https://github.com/kubecause/kubecause" \
+	--oci-layout-path="$out/oci" >"$work/ko.out"
+digest=$(tail -1 "$work/ko.out")
+tarball="$out/kubecause-$VERSION.oci.tar"
+tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner -C "$out/oci" -cf "$tarball" .
+echo "image: $repo:$VERSION ($digest)"
+echo "image: layout $out/oci, archive $tarball ($(du -h "$tarball" | cut -f1))"
+
+# The image's amd64 binary prints this version.
+KUBECAUSE_IMAGE_LAYOUT="$root/$out/oci" KUBECAUSE_IMAGE_VERSION="$VERSION" \
+	go test -count=1 -tags image -run '^TestImage' ./deploy/
