@@ -1,0 +1,144 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Cluster is a real kube-apiserver with its etcd, run by envtest. No controller-manager,
+// scheduler or kubelet runs: tests write what those would write.
+type Cluster struct {
+	Env            *envtest.Environment
+	Config         *rest.Config
+	Client         kubernetes.Interface
+	KubeconfigPath string
+	// Dir holds etcd's data, the apiserver's certificates and the kubeconfig; they survive
+	// RestartControlPlane.
+	Dir string
+}
+
+// ClusterOptions tune the apiserver.
+type ClusterOptions struct {
+	// APIServerArgs are extra kube-apiserver flags (name without "--" → value).
+	APIServerArgs map[string]string
+	// LogDir receives etcd.log and kube-apiserver.log (empty: output discarded).
+	LogDir string
+}
+
+// StartCluster starts etcd and kube-apiserver under dir.
+func StartCluster(dir string, o ClusterOptions) (*Cluster, error) {
+	for _, d := range []string{"etcd", "apiserver"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    AssetsDir(),
+		ControlPlaneStartTimeout: 90 * time.Second,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}
+	api := env.ControlPlane.GetAPIServer()
+	api.CertDir = filepath.Join(dir, "apiserver")
+	if o.LogDir != "" {
+		etcdLog, err := os.OpenFile(filepath.Join(o.LogDir, "etcd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		apiLog, err := os.OpenFile(filepath.Join(o.LogDir, "kube-apiserver.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		env.ControlPlane.Etcd.Out, env.ControlPlane.Etcd.Err = etcdLog, etcdLog
+		api.Out, api.Err = apiLog, apiLog
+	}
+	args := api.Configure()
+	// No controller creates default service accounts, and no controller maintains the
+	// kubernetes Service's endpoints.
+	args.Set("disable-admission-plugins", "ServiceAccount")
+	args.Set("endpoint-reconciler-type", "none")
+	args.Set("bind-address", "127.0.0.1")
+	args.Set("advertise-address", "127.0.0.1")
+	for k, v := range o.APIServerArgs {
+		args.Set(k, v)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", AssetsDir(), err)
+	}
+	c := &Cluster{Env: env, Config: cfg, Dir: dir, KubeconfigPath: filepath.Join(dir, "kubeconfig")}
+	if err := os.WriteFile(c.KubeconfigPath, env.KubeConfig, 0o600); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	c.Client, err = kubernetes.NewForConfig(cfg)
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Stop stops the apiserver and etcd.
+func (c *Cluster) Stop() error { return c.Env.Stop() }
+
+// RestartControlPlane stops kube-apiserver and etcd and starts them again on the same ports,
+// the same etcd data and the same certificates, so clients and kubeconfigs keep working.
+// It returns how long the API was unavailable.
+func (c *Cluster) RestartControlPlane(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	if err := c.Env.ControlPlane.Stop(); err != nil {
+		return 0, fmt.Errorf("stopping the control plane: %w", err)
+	}
+	if err := c.Env.ControlPlane.Start(); err != nil {
+		return 0, fmt.Errorf("restarting the control plane: %w", err)
+	}
+	err := Poll(ctx, 60*time.Second, func() (bool, error) {
+		_, err := c.Client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	return time.Since(start), err
+}
+
+// EnsureNamespaces creates the namespaces that do not exist yet.
+func (c *Cluster) EnsureNamespaces(ctx context.Context, names ...string) error {
+	for _, n := range names {
+		_, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("namespace %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// Poll calls cond every 200 ms until it returns true, returns an error, or timeout passes.
+func Poll(ctx context.Context, timeout time.Duration, cond func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("condition not met within %s", timeout)
+		case <-t.C:
+		}
+	}
+}

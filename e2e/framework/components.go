@@ -1,0 +1,251 @@
+package framework
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// KSMResources are the kube-state-metrics resources the mixin reads.
+const KSMResources = "pods,persistentvolumeclaims,services,endpoints,nodes"
+
+// Component is a started child process with the address it serves on.
+type Component struct {
+	*Process
+	Addr string // host:port
+}
+
+// URL is http://Addr + path.
+func (c *Component) URL(path string) string { return "http://" + c.Addr + path }
+
+// StartKubeStateMetrics runs kube-state-metrics against kubeconfig on 127.0.0.1.
+func StartKubeStateMetrics(bin, kubeconfig, logDir string) (*Component, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	tport, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p := NewProcess("kube-state-metrics", logDir, bin,
+		"--host=127.0.0.1", fmt.Sprintf("--port=%d", port),
+		"--telemetry-host=127.0.0.1", fmt.Sprintf("--telemetry-port=%d", tport),
+		"--kubeconfig="+kubeconfig, "--resources="+KSMResources)
+	c := &Component{Process: p, Addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	// /metrics answers once the informers have synced.
+	if err := WaitHTTP(c.URL("/metrics"), 60*time.Second, p); err != nil {
+		_ = p.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Kubecause is one kubecause replica.
+type Kubecause struct {
+	Component
+}
+
+// StartKubecause runs the kubecause binary against kubeconfig and waits for /readyz.
+// name distinguishes replicas in log file names ("kubecause", "kubecause-1", …).
+func StartKubecause(bin, kubeconfig, logDir, name string, extraArgs ...string) (*Kubecause, error) {
+	addr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--web.listen-address=" + addr, "--kubeconfig=" + kubeconfig, "--log.level=debug"}, extraArgs...)
+	k := &Kubecause{Component{Process: NewProcess(name, logDir, bin, args...), Addr: addr}}
+	if err := k.Restart(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Restart starts the (stopped) process again on the same address and waits for /readyz.
+func (k *Kubecause) Restart() error {
+	if err := k.Start(); err != nil {
+		return err
+	}
+	if err := WaitHTTP(k.URL("/readyz"), 60*time.Second, k.Process); err != nil {
+		_ = k.Stop()
+		return err
+	}
+	return nil
+}
+
+// Metrics scrapes kubecause's /metrics and parses it.
+func (k *Kubecause) Metrics() (map[string]*dto.MetricFamily, error) {
+	return ScrapeMetrics(k.URL("/metrics"))
+}
+
+// ScrapeMetrics fetches a Prometheus text exposition and parses it.
+func ScrapeMetrics(url string) (map[string]*dto.MetricFamily, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(resp.Body)
+}
+
+// MetricValue sums the samples of family name whose labels include every pair of match
+// (counter, gauge or untyped). found is false when no sample matches.
+func MetricValue(fams map[string]*dto.MetricFamily, name string, match map[string]string) (v float64, found bool) {
+	f, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			labels[lp.GetName()] = lp.GetValue()
+		}
+		for k, want := range match {
+			if labels[k] != want {
+				continue next
+			}
+		}
+		found = true
+		switch {
+		case m.Counter != nil:
+			v += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			v += m.GetGauge().GetValue()
+		case m.Untyped != nil:
+			v += m.GetUntyped().GetValue()
+		}
+	}
+	return v, found
+}
+
+// PrometheusConfig is what StartPrometheus generates.
+type PrometheusConfig struct {
+	KubecauseTargets []string // host:port of each replica
+	KSMTarget        string
+	Alertmanager     string   // host:port
+	RuleFiles        []string // rule files as loaded
+}
+
+// Prometheus is a running Prometheus with its HTTP API client.
+type Prometheus struct {
+	Component
+	API *PromAPI
+}
+
+// StartPrometheus writes prometheus.yml (1 s scrape and evaluation interval) and starts
+// Prometheus on listen ("" = a free port).
+func StartPrometheus(bin, workDir, logDir, listen string, cfg PrometheusConfig) (*Prometheus, error) {
+	if listen == "" {
+		var err error
+		if listen, err = FreeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	dir := filepath.Join(workDir, "prometheus")
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n")
+	if len(cfg.RuleFiles) > 0 {
+		b.WriteString("rule_files:\n")
+		for _, f := range cfg.RuleFiles {
+			fmt.Fprintf(&b, "  - %q\n", f)
+		}
+	}
+	if cfg.Alertmanager != "" {
+		fmt.Fprintf(&b, "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [%q]\n", cfg.Alertmanager)
+	}
+	b.WriteString("scrape_configs:\n")
+	if len(cfg.KubecauseTargets) > 0 {
+		b.WriteString("  - job_name: kubecause\n    static_configs:\n      - targets:\n")
+		for _, t := range cfg.KubecauseTargets {
+			fmt.Fprintf(&b, "          - %q\n", t)
+		}
+	}
+	if cfg.KSMTarget != "" {
+		// honor_labels keeps the namespace/pod labels of the objects kube-state-metrics reports.
+		fmt.Fprintf(&b, "  - job_name: kube-state-metrics\n    honor_labels: true\n    static_configs:\n      - targets: [%q]\n", cfg.KSMTarget)
+	}
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
+		return nil, err
+	}
+	p := NewProcess("prometheus", logDir, bin,
+		"--config.file="+cfgPath,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+listen,
+		"--rules.alert.resend-delay=1s",
+		"--web.enable-lifecycle",
+		"--log.level=info")
+	pr := &Prometheus{Component: Component{Process: p, Addr: listen}, API: &PromAPI{Base: "http://" + listen}}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	if err := WaitHTTP(pr.URL("/-/ready"), 60*time.Second, p); err != nil {
+		_ = p.Stop()
+		return nil, err
+	}
+	return pr, nil
+}
+
+// StartAlertmanager starts Alertmanager on listen ("" = a free port), routing every alert to
+// webhookURL with resolved notifications, grouping per alert so each one is delivered at once.
+func StartAlertmanager(bin, workDir, logDir, listen, webhookURL string) (*Component, error) {
+	if listen == "" {
+		var err error
+		if listen, err = FreeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	dir := filepath.Join(workDir, "alertmanager")
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return nil, err
+	}
+	cfg := fmt.Sprintf(`route:
+  receiver: webhook
+  group_by: ['...']
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 4h
+receivers:
+  - name: webhook
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+`, webhookURL)
+	cfgPath := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	p := NewProcess("alertmanager", logDir, bin,
+		"--config.file="+cfgPath,
+		"--storage.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+listen,
+		"--cluster.listen-address=",
+		"--log.level=info")
+	c := &Component{Process: p, Addr: listen}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	if err := WaitHTTP(c.URL("/-/ready"), 60*time.Second, p); err != nil {
+		_ = p.Stop()
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,81 @@
+package framework
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"sigs.k8s.io/yaml"
+)
+
+// GeneratedRuleFiles lists the mixin's generated rule files (rules/generated/*.yaml).
+func GeneratedRuleFiles(root string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(root, "rules", "generated", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// PrepareRuleFiles copies rule files into dir, shortening every alert's `for` (and
+// `keep_firing_for`) that is longer than maxFor, so that the tests see the alerts of the real
+// expressions fire within seconds instead of the 10–15 minutes a production page waits.
+// Expressions, labels and annotations are kept byte for byte. maxFor 0 copies unchanged.
+// It returns the new paths and, per alert name, the original `for`.
+func PrepareRuleFiles(files []string, dir string, maxFor time.Duration) ([]string, map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	orig := map[string]string{}
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if maxFor > 0 {
+			var doc map[string]any
+			if err := yaml.Unmarshal(b, &doc); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", f, err)
+			}
+			groups, _ := doc["groups"].([]any)
+			for _, g := range groups {
+				gm, _ := g.(map[string]any)
+				rules, _ := gm["rules"].([]any)
+				for _, r := range rules {
+					rm, _ := r.(map[string]any)
+					name, _ := rm["alert"].(string)
+					for _, key := range []string{"for", "keep_firing_for"} {
+						s, ok := rm[key].(string)
+						if !ok {
+							continue
+						}
+						d, err := model.ParseDuration(s)
+						if err != nil {
+							return nil, nil, fmt.Errorf("%s: alert %s: %s %q: %w", f, name, key, s, err)
+						}
+						if time.Duration(d) > maxFor {
+							if key == "for" && name != "" {
+								orig[name] = s
+							}
+							rm[key] = model.Duration(maxFor).String()
+						}
+					}
+				}
+			}
+			if b, err = yaml.Marshal(doc); err != nil {
+				return nil, nil, err
+			}
+		}
+		p := filepath.Join(dir, filepath.Base(f))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, p)
+	}
+	return out, orig, nil
+}

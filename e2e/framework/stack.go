@@ -1,0 +1,245 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// StackOptions configure StartStack.
+type StackOptions struct {
+	// WorkDir holds data and logs (required).
+	WorkDir string
+	// Namespaces are created after the apiserver starts (no controller would).
+	Namespaces []string
+	// APIServerArgs are extra kube-apiserver flags.
+	APIServerArgs map[string]string
+	// KubecauseArgs are extra kubecause flags; KubecauseReplicas (default 1; negative: none)
+	// replicas run.
+	KubecauseArgs     []string
+	KubecauseReplicas int
+	// RuleFiles are loaded by Prometheus; nil means the mixin's rules/generated/*.yaml.
+	RuleFiles []string
+	// MaxFor caps the alerts' `for` in the loaded rule copies (0: 5 s; negative: unchanged).
+	MaxFor time.Duration
+	// PrometheusListen and AlertmanagerListen are host:port ("" = free 127.0.0.1 ports).
+	PrometheusListen   string
+	AlertmanagerListen string
+	// Logf reports progress (nil: silent).
+	Logf func(format string, args ...any)
+}
+
+// Stack is the whole chain: apiserver+etcd, kube-state-metrics, kubecause, Prometheus,
+// Alertmanager and the webhook receiver.
+type Stack struct {
+	Opts         StackOptions
+	Bin          Binaries
+	LogDir       string
+	Cluster      *Cluster
+	Objects      Objects
+	KSM          *Component
+	Kubecause    []*Kubecause
+	Prometheus   *Prometheus
+	Alertmanager *Component
+	Webhook      *Webhook
+	// OriginalFor maps alert names to the `for` of the mixin when MaxFor shortened it.
+	OriginalFor map[string]string
+	// StartupTime is how long StartStack took.
+	StartupTime time.Duration
+}
+
+func (s *Stack) logf(format string, args ...any) {
+	if s.Opts.Logf != nil {
+		s.Opts.Logf(format, args...)
+	}
+}
+
+// StartStack starts every component on 127.0.0.1. On error, what was started is stopped.
+func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
+	if o.WorkDir == "" {
+		return nil, errors.New("StackOptions.WorkDir is required")
+	}
+	if o.KubecauseReplicas == 0 {
+		o.KubecauseReplicas = 1
+	}
+	if o.MaxFor == 0 {
+		o.MaxFor = 5 * time.Second
+	}
+	start := time.Now()
+	s := &Stack{Opts: o, LogDir: filepath.Join(o.WorkDir, "logs")}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, s.Logs(3000))
+			s.Stop()
+		}
+	}()
+	if err := os.MkdirAll(s.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	if s.Bin, err = FindBinaries(o.KubecauseReplicas > 0); err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+
+	t := time.Now()
+	if s.Cluster, err = StartCluster(filepath.Join(o.WorkDir, "cluster"), ClusterOptions{APIServerArgs: o.APIServerArgs, LogDir: s.LogDir}); err != nil {
+		return nil, err
+	}
+	s.Objects = Objects{Client: s.Cluster.Client}
+	if err := s.Cluster.EnsureNamespaces(ctx, o.Namespaces...); err != nil {
+		return nil, err
+	}
+	s.logf("kube-apiserver %s + etcd up at %s in %s", KubeVersion, s.Cluster.Config.Host, time.Since(t).Round(time.Millisecond))
+
+	t = time.Now()
+	if s.KSM, err = StartKubeStateMetrics(s.Bin.KubeStateMetrics, s.Cluster.KubeconfigPath, s.LogDir); err != nil {
+		return nil, err
+	}
+	s.logf("kube-state-metrics %s up at %s in %s", KSMVersion, s.KSM.Addr, time.Since(t).Round(time.Millisecond))
+
+	for i := 0; i < o.KubecauseReplicas; i++ {
+		t = time.Now()
+		name := "kubecause"
+		if o.KubecauseReplicas > 1 {
+			name = fmt.Sprintf("kubecause-%d", i)
+		}
+		k, err := StartKubecause(s.Bin.Kubecause, s.Cluster.KubeconfigPath, s.LogDir, name, o.KubecauseArgs...)
+		if err != nil {
+			return nil, err
+		}
+		s.Kubecause = append(s.Kubecause, k)
+		s.logf("%s ready at %s in %s", name, k.Addr, time.Since(t).Round(time.Millisecond))
+	}
+
+	if s.Webhook, err = StartWebhook(); err != nil {
+		return nil, err
+	}
+	if s.Alertmanager, err = StartAlertmanager(s.Bin.Alertmanager, o.WorkDir, s.LogDir, o.AlertmanagerListen, s.Webhook.URL); err != nil {
+		return nil, err
+	}
+
+	ruleFiles := o.RuleFiles
+	if ruleFiles == nil {
+		if ruleFiles, err = GeneratedRuleFiles(root); err != nil {
+			return nil, err
+		}
+	}
+	maxFor := o.MaxFor
+	if maxFor < 0 {
+		maxFor = 0
+	}
+	loaded, orig, err := PrepareRuleFiles(ruleFiles, filepath.Join(o.WorkDir, "rules"), maxFor)
+	if err != nil {
+		return nil, err
+	}
+	s.OriginalFor = orig
+	pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: s.Alertmanager.Addr, RuleFiles: loaded}
+	for _, k := range s.Kubecause {
+		pc.KubecauseTargets = append(pc.KubecauseTargets, k.Addr)
+	}
+	t = time.Now()
+	if s.Prometheus, err = StartPrometheus(s.Bin.Prometheus, o.WorkDir, s.LogDir, o.PrometheusListen, pc); err != nil {
+		return nil, err
+	}
+	if err := s.Prometheus.API.WaitTargetsUp(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+	if err := s.checkRulesHealthy(ctx, len(loaded) > 0); err != nil {
+		return nil, err
+	}
+	s.logf("prometheus at %s (targets up, %d rule files, alert `for` capped at %s) and alertmanager at %s in %s",
+		s.Prometheus.Addr, len(loaded), maxFor, s.Alertmanager.Addr, time.Since(t).Round(time.Millisecond))
+	s.StartupTime = time.Since(start)
+	return s, nil
+}
+
+// checkRulesHealthy waits until every rule has been evaluated once and none is unhealthy.
+func (s *Stack) checkRulesHealthy(ctx context.Context, expectRules bool) error {
+	var bad []string
+	err := Poll(ctx, 30*time.Second, func() (bool, error) {
+		groups, err := s.Prometheus.API.Rules(ctx)
+		if err != nil {
+			return false, nil
+		}
+		if expectRules && len(groups) == 0 {
+			return false, nil
+		}
+		bad = bad[:0]
+		for _, g := range groups {
+			for _, r := range g.Rules {
+				switch r.Health {
+				case "ok":
+				case "unknown":
+					return false, nil
+				default:
+					bad = append(bad, fmt.Sprintf("%s/%s: %s", g.Name, r.Name, r.LastError))
+				}
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("rules not evaluated: %w", err)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("rules failing on the real Prometheus: %s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// Stop stops every component (reverse order). Safe to call on a partial stack.
+func (s *Stack) Stop() {
+	if s.Prometheus != nil {
+		_ = s.Prometheus.Stop()
+	}
+	if s.Alertmanager != nil {
+		_ = s.Alertmanager.Stop()
+	}
+	if s.Webhook != nil {
+		_ = s.Webhook.Close()
+	}
+	for _, k := range s.Kubecause {
+		_ = k.Stop()
+	}
+	if s.KSM != nil {
+		_ = s.KSM.Stop()
+	}
+	if s.Cluster != nil {
+		_ = s.Cluster.Stop()
+	}
+}
+
+// Logs returns the tail (max bytes each) of every component's log.
+func (s *Stack) Logs(max int) string {
+	files, _ := filepath.Glob(filepath.Join(s.LogDir, "*.log"))
+	sort.Strings(files)
+	var b strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if max > 0 && len(data) > max {
+			data = data[len(data)-max:]
+		}
+		fmt.Fprintf(&b, "----- %s (last %d bytes) -----\n%s\n", filepath.Base(f), len(data), data)
+	}
+	return b.String()
+}
+
+// KubecauseTargets is the replicas' addresses.
+func (s *Stack) KubecauseTargets() []string {
+	out := make([]string, 0, len(s.Kubecause))
+	for _, k := range s.Kubecause {
+		out = append(out, k.Addr)
+	}
+	return out
+}

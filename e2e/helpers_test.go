@@ -1,0 +1,145 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kubecause/kubecause/e2e/framework"
+)
+
+const (
+	metricTimeout = 60 * time.Second  // an occurrence reaches Prometheus (1 s scrapes)
+	alertTimeout  = 120 * time.Second // an alert reaches the webhook (`for` capped at 5 s)
+)
+
+// promValue waits until expr has exactly one sample equal to want and logs it.
+func promValue(t *testing.T, s *framework.Stack, expr string, want float64) {
+	t.Helper()
+	v, err := s.Prometheus.API.WaitValue(context.Background(), expr, want, metricTimeout)
+	if err != nil {
+		t.Fatalf("want %s == %g: %v", expr, want, err)
+	}
+	t.Logf("prometheus: %s = %s", expr, v)
+}
+
+// promZero waits until expr is absent or every sample is 0.
+func promZero(t *testing.T, s *framework.Stack, expr string) framework.Vector {
+	t.Helper()
+	v, err := s.Prometheus.API.WaitFor(context.Background(), expr, metricTimeout, func(v framework.Vector) bool {
+		for _, x := range v {
+			if x.Value != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatalf("want %s absent or 0: %v", expr, err)
+	}
+	return v
+}
+
+// promQuery runs expr once.
+func promQuery(t *testing.T, s *framework.Stack, expr string) framework.Vector {
+	t.Helper()
+	v, err := s.Prometheus.API.Query(context.Background(), expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// scrapesOf returns how many times Prometheus scraped job so far (within the last hour).
+func scrapesOf(t *testing.T, s *framework.Stack, job string) float64 {
+	t.Helper()
+	v := promQuery(t, s, fmt.Sprintf(`sum(count_over_time(up{job=%q}[1h]))`, job))
+	if len(v) == 0 {
+		return 0
+	}
+	return v[0].Value
+}
+
+// waitScrapes waits until Prometheus scraped job n more times, successfully, from now on.
+func waitScrapes(t *testing.T, s *framework.Stack, job string, n float64) {
+	t.Helper()
+	base := scrapesOf(t, s, job)
+	expr := fmt.Sprintf(`sum(count_over_time(up{job=%q}[1h]))`, job)
+	if _, err := s.Prometheus.API.WaitFor(context.Background(), expr, metricTimeout, func(v framework.Vector) bool {
+		return len(v) == 1 && v[0].Value >= base+n
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prometheus.API.WaitValue(context.Background(), fmt.Sprintf(`min(up{job=%q})`, job), 1, metricTimeout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restartKubecause stops replica i gracefully, starts it again, and waits until Prometheus
+// has scraped the new process a few times. It returns how long the replica was away.
+func restartKubecause(t *testing.T, s *framework.Stack, i int) time.Duration {
+	t.Helper()
+	k := s.Kubecause[i]
+	before := processStart(t, k)
+	start := time.Now()
+	check(t, k.Stop())
+	check(t, k.Restart())
+	away := time.Since(start)
+	after := processStart(t, k)
+	if after == before {
+		t.Fatalf("kubecause did not restart (process_start_time_seconds %v unchanged)", before)
+	}
+	expr := fmt.Sprintf(`process_start_time_seconds{job="kubecause",instance=%q}`, k.Addr)
+	if _, err := s.Prometheus.API.WaitValue(context.Background(), expr, after, metricTimeout); err != nil {
+		t.Fatal(err)
+	}
+	waitScrapes(t, s, "kubecause", 3)
+	t.Logf("kubecause %s restarted: ready again after %s", k.Addr, away.Round(time.Millisecond))
+	return away
+}
+
+func processStart(t *testing.T, k *framework.Kubecause) float64 {
+	t.Helper()
+	fams, err := k.Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := framework.MetricValue(fams, "process_start_time_seconds", nil)
+	if !ok {
+		t.Fatal("kubecause exports no process_start_time_seconds")
+	}
+	return v
+}
+
+// kubecauseValue reads one value from a replica's /metrics (0, false when absent).
+func kubecauseValue(t *testing.T, k *framework.Kubecause, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+	fams, err := k.Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return framework.MetricValue(fams, name, labels)
+}
+
+// waitKubecauseValue polls a replica's /metrics until the value equals want.
+func waitKubecauseValue(t *testing.T, k *framework.Kubecause, name string, labels map[string]string, want float64) {
+	t.Helper()
+	var got float64
+	var found bool
+	err := framework.Poll(context.Background(), metricTimeout, func() (bool, error) {
+		fams, err := k.Metrics()
+		if err != nil {
+			return false, nil
+		}
+		got, found = framework.MetricValue(fams, name, labels)
+		return found && got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("kubecause /metrics %s: got %g (present %v), want %g", sel(name, labels), got, found, want)
+	}
+	t.Logf("kubecause /metrics: %s = %s", sel(name, labels), strconv.FormatFloat(got, 'g', -1, 64))
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# End-to-end tests on real components, all on 127.0.0.1 (see docs/e2e.md).
+#   hack/e2e.sh                      every scenario
+#   hack/e2e.sh -run 'TestS1$'       one scenario (extra arguments go to go test)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}
+export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-assets}
+# Builds kube-apiserver and kube-state-metrics once per version (cached), links the assets.
+bash hack/deps/20-e2e-tools.sh
+if [ ! -x bin/kubecause ]; then
+	echo "bin/kubecause missing: building it (make build does the same with version stamps)"
+	go build -o bin/kubecause ./exporter
+fi
+start=$SECONDS
+status=0
+go test -tags e2e -count=1 -v -timeout 60m ./e2e/... "$@" || status=$?
+echo "e2e: $((SECONDS - start)) s, exit $status"
+exit $status
