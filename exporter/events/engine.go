@@ -1,0 +1,324 @@
+// Package events counts Kubernetes Event occurrences exactly and classifies them into causes.
+//
+// The Engine is the store of a client-go reflector (one per watched namespace scope). It keeps a
+// compact record per live Event — never the Event object — and turns every notification into
+// occurrences as defined in docs/metrics.md:
+//
+//   - an update adds Δcount (core/v1) or Δseries.count (events.k8s.io); an unchanged update adds 0;
+//   - an Event created while watching adds 1, even when its count is above 1 (the recorder re-creates
+//     an expired Event with its accumulated count); if kubecause saw the expired predecessor under the
+//     same name it adds exactly the occurrences since;
+//   - a series appearing (no series → series.count 2) adds 1;
+//   - Events present in the first list are a baseline and add nothing (a restart does not jump);
+//   - a relist (watch expired, apiserver restart) is diffed against what is remembered.
+package events
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Classifier maps an Event reason and message to a cause and the ID of the rule that matched.
+type Classifier func(reason, message string) (cause, rule string)
+
+// Config configures an Engine.
+type Config struct {
+	// Classify must be safe for concurrent use and cheap; it runs for every occurrence.
+	Classify Classifier
+	// MaxSeries caps the label sets of kubecause_events_total; further ones go to the overflow series.
+	MaxSeries int
+	// MaxObjectSeries caps the per-object view.
+	MaxObjectSeries int
+	// NormalReasons are the reasons of type=Normal Events that are counted; other Normal Events are
+	// ignored. Warning Events are always counted.
+	NormalReasons []string
+	// TombstoneTTL is how long an expired Event's count is remembered to recognise its re-creation.
+	TombstoneTTL time.Duration
+	// MaxTombstones bounds that memory.
+	MaxTombstones int
+	// Now is the clock (tests replace it).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// tracked is everything kubecause keeps per live Event (24 bytes plus the 16-byte key).
+type tracked struct {
+	name  uint64 // hash of namespace/name
+	count int32  // occurrences recorded on the object
+	view  int32  // index into the per-object view, -1 when not shown
+	src   uint16 // the source (watch scope) the Event came from
+}
+
+type tombstone struct {
+	count   int32
+	expires int64
+}
+
+// Engine is the counting engine. All methods are safe for concurrent use.
+type Engine struct {
+	cfg     Config
+	normal  map[string]bool
+	m       *metrics
+	mu      sync.Mutex
+	events  map[uidKey]tracked
+	tombs   map[uint64]tombstone
+	tombQ   []uint64 // insertion order of tombs, to bound them
+	view    *view
+	sources []*Source
+}
+
+// New returns an Engine and registers nothing; use Collectors to expose its metrics.
+func New(cfg Config) *Engine {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxSeries <= 0 {
+		cfg.MaxSeries = 10000
+	}
+	if cfg.MaxObjectSeries <= 0 {
+		cfg.MaxObjectSeries = 10000
+	}
+	if cfg.TombstoneTTL <= 0 {
+		cfg.TombstoneTTL = 2 * time.Hour
+	}
+	if cfg.MaxTombstones <= 0 {
+		cfg.MaxTombstones = 100000
+	}
+	if cfg.Classify == nil {
+		cfg.Classify = func(string, string) (string, string) { return "unknown", "" }
+	}
+	e := &Engine{
+		cfg:    cfg,
+		normal: map[string]bool{},
+		events: map[uidKey]tracked{},
+		tombs:  map[uint64]tombstone{},
+		view:   newView(cfg.MaxObjectSeries),
+	}
+	for _, r := range cfg.NormalReasons {
+		e.normal[r] = true
+	}
+	e.m = newMetrics(e, cfg.MaxSeries)
+	return e
+}
+
+// wanted reports whether an Event type/reason is counted at all.
+func (e *Engine) wanted(ev *corev1.Event) bool {
+	if ev.Type == corev1.EventTypeNormal {
+		return e.normal[ev.Reason]
+	}
+	return true
+}
+
+// labels are the bounded labels of one occurrence.
+type labels struct {
+	namespace, kind, name, reason, typ, component, cause, rule string
+}
+
+func (e *Engine) labelsOf(ev *corev1.Event) labels {
+	ns := ev.InvolvedObject.Namespace
+	if ns == "" && ev.InvolvedObject.Kind == "" {
+		ns = ev.Namespace
+	}
+	cause, rule := e.cfg.Classify(ev.Reason, Message(ev.Message))
+	return labels{
+		namespace: Label(ns),
+		kind:      Label(ev.InvolvedObject.Kind),
+		name:      Label(ev.InvolvedObject.Name),
+		reason:    Label(ev.Reason),
+		typ:       Label(ev.Type),
+		component: Label(component(ev)),
+		cause:     cause,
+		rule:      rule,
+	}
+}
+
+// validate returns the problem that makes an object uncountable, or "".
+func validate(obj interface{}) (*corev1.Event, uidKey, string) {
+	ev, ok := obj.(*corev1.Event)
+	if !ok || ev == nil {
+		return nil, uidKey{}, "not_an_event"
+	}
+	k, ok := keyOf(ev.UID)
+	if !ok {
+		return nil, k, "no_uid"
+	}
+	if ev.Reason == "" {
+		return nil, k, "no_reason"
+	}
+	return ev, k, ""
+}
+
+// observe handles one Event seen (added, updated or listed) from source src.
+// baseline: the Event belongs to the first list and adds no occurrences.
+// watching: the occurrence is live (lag is measured), as opposed to found in a relist.
+func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
+	ev, k, problem := validate(obj)
+	if problem != "" {
+		e.m.invalid.WithLabelValues(problem).Inc()
+		return
+	}
+	if !e.wanted(ev) {
+		return
+	}
+	n := occurrences(ev)
+	t, known := e.events[k]
+	if known && t.count == n {
+		return // resync or a change that is no new occurrence
+	}
+	var delta int32
+	switch {
+	case baseline:
+		delta = 0
+	case known:
+		delta = n - t.count
+		if delta < 0 {
+			delta = 0 // counts never go down; remember the new value and go on
+		}
+	default:
+		delta = 1
+		h := nameHash(ev.Namespace, ev.Name)
+		if ts, ok := e.tombs[h]; ok {
+			delete(e.tombs, h) // the tombstone queue entry is skipped when it comes up
+			if d := n - ts.count; d > 1 {
+				delta = d
+			}
+		}
+	}
+	l := e.labelsOf(ev)
+	if !known {
+		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: -1, src: src}
+	}
+	old := t.count
+	t.count = n
+	ts := eventTime(ev)
+	t.view = e.view.move(t.view, l, old, n, ts, !baseline, e.m)
+	e.events[k] = t
+	e.m.processed.Inc()
+	if delta > 0 {
+		e.m.count(l, float64(delta))
+		if watching {
+			e.m.observeLag(e.cfg.Now(), ts)
+		}
+	}
+}
+
+// forget removes a tracked Event (deleted, or gone from a relist) and remembers its count so a
+// re-creation under the same name counts only what is new.
+func (e *Engine) forget(k uidKey, t tracked) {
+	delete(e.events, k)
+	e.view.release(t.view, t.count)
+	now := e.cfg.Now().Unix()
+	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
+	e.tombQ = append(e.tombQ, t.name)
+	e.pruneTombs(now)
+}
+
+func (e *Engine) pruneTombs(now int64) {
+	for len(e.tombQ) > 0 {
+		h := e.tombQ[0]
+		ts, ok := e.tombs[h]
+		if ok && ts.expires > now && len(e.tombs) <= e.cfg.MaxTombstones {
+			return
+		}
+		if ok && ts.expires <= now || len(e.tombs) > e.cfg.MaxTombstones {
+			delete(e.tombs, h)
+		}
+		e.tombQ = e.tombQ[1:]
+	}
+	if cap(e.tombQ) > 4*len(e.tombQ)+1024 {
+		e.tombQ = append([]uint64(nil), e.tombQ...)
+	}
+}
+
+func (e *Engine) add(src uint16, obj interface{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.m.notifications.WithLabelValues("add").Inc()
+	e.observe(src, obj, false, true)
+}
+
+func (e *Engine) update(src uint16, obj interface{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.m.notifications.WithLabelValues("update").Inc()
+	e.observe(src, obj, false, true)
+}
+
+func (e *Engine) delete(obj interface{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.m.notifications.WithLabelValues("delete").Inc()
+	ev, k, problem := validate(obj)
+	if problem != "" {
+		e.m.invalid.WithLabelValues(problem).Inc()
+		return
+	}
+	if t, ok := e.events[k]; ok {
+		// The final state may carry occurrences not yet seen (a missed update before deletion).
+		if n := occurrences(ev); n > t.count && e.wanted(ev) {
+			e.m.count(e.labelsOf(ev), float64(n-t.count))
+			t.count = n
+		}
+		e.forget(k, t)
+	}
+}
+
+// replace applies a full list from source src: the first one is the baseline, later ones are
+// diffed against what is remembered.
+func (e *Engine) replace(s *Source, list []interface{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	src, first := s.idx, !s.synced
+	defer func() { s.synced = true }()
+	e.m.notifications.WithLabelValues("relist").Inc()
+	if !first {
+		e.m.relists.Inc()
+	}
+	seen := make(map[uidKey]struct{}, len(list))
+	for _, obj := range list {
+		if ev, k, problem := validate(obj); problem == "" && e.wanted(ev) {
+			seen[k] = struct{}{}
+		}
+		e.observe(src, obj, first, false)
+	}
+	for k, t := range e.events {
+		if t.src != src {
+			continue
+		}
+		if _, ok := seen[k]; !ok {
+			e.forget(k, t)
+		}
+	}
+}
+
+// Tracked is the number of live Events held.
+func (e *Engine) Tracked() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.events)
+}
+
+// Synced reports whether every source has read its first list.
+func (e *Engine) Synced() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.syncedLocked()
+}
+
+func (e *Engine) syncedLocked() bool {
+	if len(e.sources) == 0 {
+		return false
+	}
+	for _, s := range e.sources {
+		if !s.synced {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,503 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// classify is a stand-in for the cause table: the tests here are about counting, not causes.
+func classify(reason, message string) (string, string) {
+	switch {
+	case strings.Contains(message, "not found"):
+		return "configmap_not_found", "volume.configmap_not_found"
+	case strings.Contains(message, "no space left"):
+		return "disk_full", "sandbox.disk_full"
+	case reason == "FailedScheduling":
+		return "scheduling_insufficient_resources", "scheduling.insufficient"
+	}
+	return "unknown", ""
+}
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+type harness struct {
+	t   *testing.T
+	e   *Engine
+	src *Source
+	reg *prometheus.Registry
+	now time.Time
+}
+
+func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
+	t.Helper()
+	h := &harness{t: t, now: t0}
+	cfg := Config{Classify: classify, Now: func() time.Time { return h.now }}
+	for _, f := range mutate {
+		f(&cfg)
+	}
+	h.e = New(cfg)
+	h.src = h.e.NewSource("all")
+	h.reg = prometheus.NewPedanticRegistry()
+	h.reg.MustRegister(h.e.Collectors()...)
+	return h
+}
+
+// kubeletEvent is a core/v1 Event as the kubelet's recorder writes it.
+func kubeletEvent(uid, name string, count int32, reason, message string) *corev1.Event {
+	ts := metav1.NewTime(t0)
+	return &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: "istio-system", UID: types.UID(uid)},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "istio-system", Name: "mspider-mcpc-ckube-remote-0"},
+		Reason:         reason,
+		Message:        message,
+		Source:         corev1.EventSource{Component: "kubelet", Host: "node-1"},
+		FirstTimestamp: ts,
+		LastTimestamp:  ts,
+		Count:          count,
+		Type:           corev1.EventTypeWarning,
+	}
+}
+
+// schedulerEvent is an events.k8s.io/v1 Event as seen through core/v1: count 0, no source, eventTime,
+// reportingController, and a series once it repeats.
+func schedulerEvent(uid string, series int32) *corev1.Event {
+	ev := &corev1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: "etcd-0.18a2b3c4d5e6f708", Namespace: "mesh", UID: types.UID(uid)},
+		InvolvedObject:      corev1.ObjectReference{Kind: "Pod", Namespace: "mesh", Name: "etcd-0"},
+		Reason:              "FailedScheduling",
+		Message:             "0/3 nodes are available: 3 Insufficient cpu.",
+		Type:                corev1.EventTypeWarning,
+		EventTime:           metav1.NewMicroTime(t0),
+		ReportingController: "default-scheduler",
+		ReportingInstance:   "default-scheduler-master-1",
+		Action:              "Scheduling",
+	}
+	if series > 0 {
+		ev.Series = &corev1.EventSeries{Count: series, LastObservedTime: metav1.NewMicroTime(t0.Add(time.Minute))}
+	}
+	return ev
+}
+
+const (
+	uidA = "0f3c2a9e-4b1d-4c8e-9a7f-1d2e3f405162"
+	uidB = "1a2b3c4d-5e6f-4a8b-9c0d-e1f2a3b4c5d6"
+	uidC = "2b3c4d5e-6f70-4b9c-8d1e-f2a3b4c5d6e7"
+	msgS1 = `MountVolume.SetUp failed for volume "remote-kube-api-server" : configmap "mspider-mcpc-remote-kube-api-server" not found`
+)
+
+func (h *harness) sync(objs ...interface{}) {
+	h.t.Helper()
+	if err := h.src.Replace(objs, "1"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) add(ev *corev1.Event) {
+	h.t.Helper()
+	if err := h.src.Add(ev); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) update(ev *corev1.Event) {
+	h.t.Helper()
+	if err := h.src.Update(ev); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// value returns the value of the series of metric name whose labels include want; -1 if absent.
+func (h *harness) value(name string, want map[string]string) float64 {
+	h.t.Helper()
+	mfs, err := h.reg.Gather()
+	if err != nil {
+		h.t.Fatalf("scrape failed: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				got[lp.GetName()] = lp.GetValue()
+			}
+			for k, v := range want {
+				if got[k] != v {
+					continue metric
+				}
+			}
+			return sampleValue(mf, m)
+		}
+	}
+	return -1
+}
+
+func sampleValue(mf *dto.MetricFamily, m *dto.Metric) float64 {
+	switch mf.GetType() {
+	case dto.MetricType_COUNTER:
+		return m.GetCounter().GetValue()
+	case dto.MetricType_GAUGE:
+		return m.GetGauge().GetValue()
+	}
+	return 0
+}
+
+func (h *harness) occurrences(cause string) float64 {
+	return h.value("kubecause_events_total", map[string]string{"cause": cause})
+}
+
+func (h *harness) expect(cause string, want float64) {
+	h.t.Helper()
+	if got := h.occurrences(cause); got != want {
+		h.t.Fatalf("kubecause_events_total{cause=%q} = %v, want %v", cause, got, want)
+	}
+}
+
+func TestUpdateAddsCountDelta(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	h.add(kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1))
+	h.expect("configmap_not_found", 1)
+	h.update(kubeletEvent(uidA, "pod.1", 3, "FailedMount", msgS1))
+	h.expect("configmap_not_found", 3)
+	// The spam filter lets a write through with the accumulated count: the jump is counted whole.
+	h.update(kubeletEvent(uidA, "pod.1", 30, "FailedMount", msgS1))
+	h.expect("configmap_not_found", 30)
+	want := map[string]string{"namespace": "istio-system", "kind": "Pod", "reason": "FailedMount",
+		"type": "Warning", "component": "kubelet", "cause": "configmap_not_found"}
+	if got := h.value("kubecause_events_total", want); got != 30 {
+		t.Fatalf("labels: got %v for %v", got, want)
+	}
+}
+
+func TestUnchangedUpdateAddsZero(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	ev := kubeletEvent(uidA, "pod.1", 2, "FailedMount", msgS1)
+	h.add(kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1))
+	h.update(ev)
+	for i := 0; i < 5; i++ { // resyncs and no-op updates (same count)
+		h.update(ev)
+	}
+	h.expect("configmap_not_found", 2)
+}
+
+func TestNewObjectWhileWatchingCountsOneEvenWithHighCount(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	// The recorder re-creates an Event that expired with its accumulated count; kubecause did not
+	// see the predecessor, so this stands for one new occurrence.
+	h.add(kubeletEvent(uidA, "pod.1", 57, "FailedMount", msgS1))
+	h.expect("configmap_not_found", 1)
+	h.update(kubeletEvent(uidA, "pod.1", 58, "FailedMount", msgS1))
+	h.expect("configmap_not_found", 2)
+}
+
+func TestRecreatedExpiredEventCountsOnlyNewOccurrences(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	h.add(kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1))
+	h.update(kubeletEvent(uidA, "pod.1", 5, "FailedMount", msgS1))
+	if err := h.src.Delete(kubeletEvent(uidA, "pod.1", 5, "FailedMount", msgS1)); err != nil { // TTL expiry
+		t.Fatal(err)
+	}
+	// Re-created under the same name with the accumulated count (5) plus the occurrences since (3).
+	h.add(kubeletEvent(uidB, "pod.1", 8, "FailedMount", msgS1))
+	h.expect("configmap_not_found", 8)
+	// A re-creation carrying only the occurrence that triggered it counts one.
+	if err := h.src.Delete(kubeletEvent(uidB, "pod.1", 8, "FailedMount", msgS1)); err != nil {
+		t.Fatal(err)
+	}
+	h.add(kubeletEvent(uidC, "pod.1", 9, "FailedMount", msgS1))
+	h.expect("configmap_not_found", 9)
+}
+
+func TestSchedulerSeriesAppearingCountsOne(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	h.add(schedulerEvent(uidA, 0))
+	h.expect("scheduling_insufficient_resources", 1)
+	h.update(schedulerEvent(uidA, 2)) // nil → 2 is one more occurrence, not two
+	h.expect("scheduling_insufficient_resources", 2)
+	h.update(schedulerEvent(uidA, 9)) // series flushed in a jump
+	h.expect("scheduling_insufficient_resources", 9)
+	want := map[string]string{"namespace": "mesh", "kind": "Pod", "reason": "FailedScheduling",
+		"component": "default-scheduler", "cause": "scheduling_insufficient_resources"}
+	if got := h.value("kubecause_events_total", want); got != 9 {
+		t.Fatalf("component from reportingController: got %v", got)
+	}
+	// eventTime and series.lastObservedTime are the event time for events.k8s.io Events.
+	if got := h.value("kubecause_object_event_last_timestamp_seconds", map[string]string{"name": "etcd-0"}); got != float64(t0.Add(time.Minute).Unix()) {
+		t.Fatalf("last timestamp = %v", got)
+	}
+}
+
+func TestEventsPresentAtStartAreBaseline(t *testing.T) {
+	h := newHarness(t)
+	h.sync(kubeletEvent(uidA, "pod.1", 40, "FailedMount", msgS1), schedulerEvent(uidB, 12))
+	if got := h.occurrences("configmap_not_found"); got > 0 {
+		t.Fatalf("baseline counted: %v", got)
+	}
+	if got := h.value("kubecause_objects_affected_total", nil); got > 0 {
+		t.Fatalf("baseline counted as newly affected: %v", got)
+	}
+	// Live problems present at start are still shown per object.
+	if got := h.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0"}); got != 40 {
+		t.Fatalf("object view = %v, want 40", got)
+	}
+	h.update(kubeletEvent(uidA, "pod.1", 43, "FailedMount", msgS1))
+	h.update(schedulerEvent(uidB, 13))
+	h.expect("configmap_not_found", 3)
+	h.expect("scheduling_insufficient_resources", 1)
+}
+
+func TestRestartDoesNotJump(t *testing.T) {
+	first := newHarness(t)
+	first.sync()
+	first.add(kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1))
+	first.update(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1))
+	first.expect("configmap_not_found", 6)
+	// A new process sees the same Event in its first list: no occurrence, whatever its count.
+	second := newHarness(t)
+	second.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1))
+	if got := second.occurrences("configmap_not_found"); got > 0 {
+		t.Fatalf("restart replayed history: %v", got)
+	}
+	second.update(kubeletEvent(uidA, "pod.1", 7, "FailedMount", msgS1))
+	second.expect("configmap_not_found", 1)
+}
+
+func TestRelistDiffsAgainstRememberedState(t *testing.T) {
+	h := newHarness(t)
+	h.sync(kubeletEvent(uidA, "pod.1", 2, "FailedMount", msgS1), kubeletEvent(uidB, "pod.2", 1, "FailedMount", msgS1))
+	// Watch expired; while away A went 2 → 6, B expired, C was created.
+	h.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0))
+	h.expect("configmap_not_found", 4)
+	h.expect("scheduling_insufficient_resources", 1)
+	if got := h.value("kubecause_relists_total", nil); got != 1 {
+		t.Fatalf("relists = %v", got)
+	}
+	if got := h.e.Tracked(); got != 2 {
+		t.Fatalf("tracked = %d, want 2 (B forgotten)", got)
+	}
+	// The same list again (apiserver restart, nothing changed): nothing counted twice.
+	h.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0))
+	h.expect("configmap_not_found", 4)
+	h.expect("scheduling_insufficient_resources", 1)
+}
+
+func TestObjectViewLivesAndDiesWithTheEvent(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	sel := map[string]string{"namespace": "istio-system", "kind": "Pod", "name": "mspider-mcpc-ckube-remote-0",
+		"reason": "FailedMount", "cause": "configmap_not_found"}
+	if got := h.value("kubecause_object_events", sel); got != -1 {
+		t.Fatalf("series before any event: %v", got)
+	}
+	// The first occurrence is visible at once: an alert on this series fires on it.
+	h.add(kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1))
+	if got := h.value("kubecause_object_events", sel); got != 1 {
+		t.Fatalf("object view after first occurrence = %v, want 1", got)
+	}
+	if got := h.value("kubecause_objects_affected_total", map[string]string{"cause": "configmap_not_found"}); got != 1 {
+		t.Fatalf("affected = %v", got)
+	}
+	// A second Event of the same pod and cause shares the series (no duplicate series).
+	h.add(kubeletEvent(uidB, "pod.2", 1, "FailedMount", "(combined from similar events): "+msgS1))
+	h.update(kubeletEvent(uidA, "pod.1", 4, "FailedMount", msgS1))
+	if got := h.value("kubecause_object_events", sel); got != 5 {
+		t.Fatalf("object view = %v, want 5", got)
+	}
+	if got := h.value("kubecause_objects_affected_total", map[string]string{"cause": "configmap_not_found"}); got != 1 {
+		t.Fatalf("retries counted as new affected objects: %v", got)
+	}
+	for _, ev := range []*corev1.Event{kubeletEvent(uidA, "pod.1", 4, "FailedMount", msgS1), kubeletEvent(uidB, "pod.2", 1, "FailedMount", msgS1)} {
+		if err := h.src.Delete(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := h.value("kubecause_object_events", sel); got != -1 {
+		t.Fatalf("series outlived its Events: %v", got)
+	}
+}
+
+func TestCombinedEventFollowsItsLatestMessage(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	h.add(kubeletEvent(uidA, "pod.agg", 1, "FailedCreatePodSandBox", "(combined from similar events): Failed to create pod sandbox: something odd"))
+	h.update(kubeletEvent(uidA, "pod.agg", 4, "FailedCreatePodSandBox", "(combined from similar events): Failed to create pod sandbox: mkdir /var/lib/docker/x: no space left on device"))
+	h.expect("unknown", 1)
+	h.expect("disk_full", 3)
+	if got := h.value("kubecause_object_events", map[string]string{"cause": "unknown"}); got != -1 {
+		t.Fatalf("the Event's old cause is still shown: %v", got)
+	}
+	if got := h.value("kubecause_object_events", map[string]string{"cause": "disk_full"}); got != 4 {
+		t.Fatalf("object view = %v, want 4", got)
+	}
+}
+
+func TestAggregateCapOverflowsAndCounts(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxSeries = 2; c.MaxObjectSeries = 2 })
+	h.sync()
+	for i := 0; i < 5; i++ {
+		ev := kubeletEvent(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), fmt.Sprintf("p.%d", i), 1, fmt.Sprintf("Reason%d", i), msgS1)
+		ev.InvolvedObject.Name = fmt.Sprintf("pod-%d", i)
+		h.add(ev)
+	}
+	if got := h.value("kubecause_events_total", map[string]string{"namespace": overflow, "reason": overflow}); got != 3 {
+		t.Fatalf("overflow series = %v, want 3", got)
+	}
+	if got := h.value("kubecause_series_dropped_total", map[string]string{"metric": "kubecause_events_total"}); got != 3 {
+		t.Fatalf("dropped = %v, want 3", got)
+	}
+	if got := h.value("kubecause_series_dropped_total", map[string]string{"metric": "kubecause_object_events"}); got != 3 {
+		t.Fatalf("view dropped = %v, want 3", got)
+	}
+	if n := testutil.CollectAndCount(viewCollector{h.e.m}, "kubecause_object_events"); n != 2 {
+		t.Fatalf("view series = %d, want 2", n)
+	}
+	if got := testutil.ToFloat64(h.e.m.unclassified) + sumCounter(t, h.e.m.events); got != 5 {
+		t.Fatalf("occurrences across all series = %v, want 5 (nothing lost to the cap)", got)
+	}
+}
+
+func sumCounter(t *testing.T, c prometheus.Collector) float64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 100)
+	c.Collect(ch)
+	close(ch)
+	var sum float64
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		sum += d.GetCounter().GetValue()
+	}
+	return sum
+}
+
+func TestInvalidInputNeverFailsAScrape(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	bad := kubeletEvent(uidA, "pod.bad", 1, "Failed\xff\xfeMount", strings.Repeat("x\xff", 1<<20))
+	bad.InvolvedObject.Namespace = "ns-\xc3"
+	bad.InvolvedObject.Name = strings.Repeat("n", 10000)
+	h.add(bad)
+	h.add(&corev1.Event{Reason: "X"}) // no UID
+	h.add(kubeletEvent(uidB, "pod.noreason", 1, "", "x"))
+	if err := h.src.Add("not an event"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reg.Gather(); err != nil {
+		t.Fatalf("scrape failed: %v", err)
+	}
+	if got := h.value("kubecause_events_total", map[string]string{"reason": "Failed\uFFFDMount"}); got != 1 {
+		t.Fatalf("sanitised reason series = %v", got)
+	}
+	for problem, want := range map[string]float64{"no_uid": 1, "no_reason": 1, "not_an_event": 1} {
+		if got := h.value("kubecause_events_invalid_total", map[string]string{"problem": problem}); got != want {
+			t.Fatalf("invalid{%s} = %v", problem, got)
+		}
+	}
+	for _, v := range []string{Label(bad.InvolvedObject.Name), Label(bad.Reason)} {
+		if len(v) > MaxLabelBytes {
+			t.Fatalf("label of %d bytes", len(v))
+		}
+	}
+}
+
+func TestNormalEventsOnlyForChosenReasons(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.NormalReasons = []string{"Preempted"} })
+	h.sync()
+	pulled := kubeletEvent(uidA, "pod.pulled", 1, "Pulled", "Successfully pulled image")
+	pulled.Type = corev1.EventTypeNormal
+	preempted := kubeletEvent(uidB, "pod.pre", 1, "Preempted", "Preempted by pod x")
+	preempted.Type = corev1.EventTypeNormal
+	h.add(pulled)
+	h.add(preempted)
+	if got := h.value("kubecause_events_total", map[string]string{"reason": "Pulled"}); got != -1 {
+		t.Fatalf("Normal reason not asked for was counted: %v", got)
+	}
+	if got := h.value("kubecause_events_total", map[string]string{"reason": "Preempted", "type": "Normal"}); got != 1 {
+		t.Fatalf("chosen Normal reason = %v", got)
+	}
+}
+
+func TestRuleHitsArePreinitialised(t *testing.T) {
+	h := newHarness(t)
+	h.e.SetTable(TableInfo{Version: "7", Source: "builtin",
+		Causes: []CauseInfo{{Name: "disk_full", Category: "sandbox", RunbookURL: "https://example.com/rb.md#disk_full"}},
+		Rules:  []RuleCause{{Rule: "sandbox.disk_full", Cause: "disk_full"}, {Rule: "", Cause: "unknown"}}})
+	if got := h.value("kubecause_rule_hits_total", map[string]string{"rule": "sandbox.disk_full"}); got != 0 {
+		t.Fatalf("rule hit counter not pre-initialised: %v", got)
+	}
+	h.sync()
+	h.add(kubeletEvent(uidA, "pod.1", 1, "FailedCreatePodSandBox", "no space left on device"))
+	h.add(kubeletEvent(uidB, "pod.2", 1, "Odd", "odd"))
+	if got := h.value("kubecause_rule_hits_total", map[string]string{"rule": "sandbox.disk_full"}); got != 1 {
+		t.Fatalf("rule hits = %v", got)
+	}
+	if got := h.value("kubecause_rule_hits_total", map[string]string{"rule": "fallback", "cause": "unknown"}); got != 1 {
+		t.Fatalf("fallback hits = %v", got)
+	}
+	if got := h.value("kubecause_events_unclassified_total", nil); got != 1 {
+		t.Fatalf("unclassified = %v", got)
+	}
+}
+
+// TestWatchAgainstFakeClientset runs the real reflector wiring against client-go's fake clientset.
+func TestWatchAgainstFakeClientset(t *testing.T) {
+	pre := kubeletEvent(uidA, "pod.1", 9, "FailedMount", msgS1)
+	client := fake.NewClientset(pre)
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.src.Watch(ctx, client, "", "", h.e.cfg.Logger)
+
+	poll(t, "synced", func() bool { return h.e.Synced() })
+	if got := h.occurrences("configmap_not_found"); got > 0 {
+		t.Fatalf("baseline counted: %v", got)
+	}
+	ev := kubeletEvent(uidB, "pod.2", 1, "FailedCreatePodSandBox", "no space left on device")
+	if _, err := client.CoreV1().Events("istio-system").Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "created event counted", func() bool { return h.occurrences("disk_full") == 1 })
+	ev.Count = 4
+	if _, err := client.CoreV1().Events("istio-system").Update(ctx, ev, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "count delta counted", func() bool { return h.occurrences("disk_full") == 4 })
+	if err := client.CoreV1().Events("istio-system").Delete(ctx, ev.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "deleted event forgotten", func() bool { return h.e.Tracked() == 1 })
+	if got := h.value("kubecause_watch_up", nil); got != 1 {
+		t.Fatalf("watch_up = %v", got)
+	}
+}
+
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,293 @@
+package events
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Every kubecause_* series of the event engine is born in this file (see docs/metrics.md).
+
+const overflow = "_overflow"
+
+// CauseInfo describes one cause of the loaded cause table (kubecause_cause_info).
+type CauseInfo struct {
+	Name, Category, RunbookURL string
+}
+
+// RuleCause is a (rule, cause) pair a rule can produce; its hit counter is pre-initialised to 0.
+type RuleCause struct {
+	Rule, Cause string
+}
+
+// TableInfo describes the loaded cause table (kubecause_causes_table_info).
+type TableInfo struct {
+	Version, Source string
+	Causes          []CauseInfo
+	Rules           []RuleCause
+}
+
+type aggKey struct {
+	namespace, kind, reason, typ, component, cause string
+}
+
+type affKey struct {
+	namespace, kind, cause string
+}
+
+type metrics struct {
+	e   *Engine
+	max int
+
+	events   *prometheus.CounterVec
+	known    map[aggKey]prometheus.Counter // guarded by Engine.mu
+	affected *prometheus.CounterVec
+	affKnown map[affKey]prometheus.Counter // guarded by Engine.mu
+	ruleHits *prometheus.CounterVec
+	causes   *prometheus.GaugeVec
+	table    *prometheus.GaugeVec
+
+	notifications *prometheus.CounterVec
+	processed     prometheus.Counter
+	unclassified  prometheus.Counter
+	invalid       *prometheus.CounterVec
+	relists       prometheus.Counter
+	watchErrors   prometheus.Counter
+	watchUp       prometheus.Gauge
+	lastEvent     prometheus.Gauge
+	lastEventTS   int64 // guarded by Engine.mu
+	lag           prometheus.Histogram
+	series        *prometheus.GaugeVec
+	dropped       *prometheus.CounterVec
+
+	objectEvents *prometheus.Desc
+	objectLast   *prometheus.Desc
+	tracked      *prometheus.Desc
+	synced       *prometheus.Desc
+}
+
+func newMetrics(e *Engine, max int) *metrics {
+	m := &metrics{
+		e:   e,
+		max: max,
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubecause_events_total",
+			Help: "Occurrences of Kubernetes Events by involved object namespace and kind, reason, type, reporting component and cause.",
+		}, []string{"namespace", "kind", "reason", "type", "component", "cause"}),
+		known: map[aggKey]prometheus.Counter{},
+		affected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubecause_objects_affected_total",
+			Help: "Objects that began to show a cause (first live Event of the object with this cause, seen while watching).",
+		}, []string{"namespace", "kind", "cause"}),
+		affKnown: map[affKey]prometheus.Counter{},
+		ruleHits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubecause_rule_hits_total",
+			Help: "Occurrences classified by each rule of the cause table.",
+		}, []string{"rule", "cause"}),
+		causes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kubecause_cause_info",
+			Help: "One series per cause of the loaded cause table, with its category and runbook.",
+		}, []string{"cause", "category", "runbook_url"}),
+		table: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kubecause_causes_table_info",
+			Help: "The cause table in use.",
+		}, []string{"version", "source"}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubecause_event_notifications_total",
+			Help: "Event notifications received from the apiserver, by operation (a relist counts once).",
+		}, []string{"op"}),
+		processed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_events_processed_total",
+			Help: "Event objects processed (classified and counted).",
+		}),
+		unclassified: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_events_unclassified_total",
+			Help: "Occurrences whose cause is unknown.",
+		}),
+		invalid: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubecause_events_invalid_total",
+			Help: "Event objects that could not be counted and were dropped, by problem.",
+		}, []string{"problem"}),
+		relists: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_relists_total",
+			Help: "Full lists of Events after the first one (watch expired, apiserver restart).",
+		}),
+		watchErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_watch_errors_total",
+			Help: "Failed lists and watches of Events.",
+		}),
+		watchUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kubecause_watch_up",
+			Help: "1 while the last list or watch of Events succeeded, 0 while the apiserver cannot be reached.",
+		}),
+		lastEvent: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kubecause_last_event_timestamp_seconds",
+			Help: "Event time of the newest occurrence processed.",
+		}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "kubecause_event_processing_lag_seconds",
+			Help:    "Time from an occurrence (its event time) to its processing, for occurrences counted while watching.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900},
+		}),
+		series: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kubecause_series",
+			Help: "Current number of series of each capped metric.",
+		}, []string{"metric"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubecause_series_dropped_total",
+			Help: "Occurrences or view entries that got no series of their own because a cap was reached.",
+		}, []string{"metric"}),
+		objectEvents: prometheus.NewDesc("kubecause_object_events",
+			"Occurrences recorded on the live Events of an object with this reason and cause.",
+			[]string{"namespace", "kind", "name", "reason", "cause"}, nil),
+		objectLast: prometheus.NewDesc("kubecause_object_event_last_timestamp_seconds",
+			"Time of the latest occurrence on the live Events of an object with this reason and cause.",
+			[]string{"namespace", "kind", "name", "reason", "cause"}, nil),
+		tracked: prometheus.NewDesc("kubecause_tracked_events", "Live Events held in the compact state.", nil, nil),
+		synced:  prometheus.NewDesc("kubecause_synced", "1 once the initial list of Events has been read.", nil, nil),
+	}
+	for _, op := range []string{"add", "update", "delete", "relist"} {
+		m.notifications.WithLabelValues(op)
+	}
+	for _, p := range []string{"no_uid", "no_reason", "not_an_event"} {
+		m.invalid.WithLabelValues(p)
+	}
+	for _, name := range []string{"kubecause_events_total", "kubecause_objects_affected_total", "kubecause_object_events"} {
+		m.dropped.WithLabelValues(name)
+		m.series.WithLabelValues(name)
+	}
+	return m
+}
+
+// setTable exports the cause table and pre-initialises every rule's hit counter.
+func (m *metrics) setTable(t TableInfo) {
+	m.table.Reset()
+	m.table.WithLabelValues(Label(t.Version), Label(t.Source)).Set(1)
+	m.causes.Reset()
+	for _, c := range t.Causes {
+		m.causes.WithLabelValues(c.Name, c.Category, c.RunbookURL).Set(1)
+	}
+	for _, r := range t.Rules {
+		m.ruleHits.WithLabelValues(ruleLabel(r.Rule), r.Cause)
+	}
+}
+
+func ruleLabel(rule string) string {
+	if rule == "" {
+		return "fallback"
+	}
+	return rule
+}
+
+// count adds occurrences. Called with Engine.mu held.
+func (m *metrics) count(l labels, n float64) {
+	k := aggKey{namespace: l.namespace, kind: l.kind, reason: l.reason, typ: l.typ, component: l.component, cause: l.cause}
+	c, ok := m.known[k]
+	if !ok {
+		if len(m.known) >= m.max {
+			m.dropped.WithLabelValues("kubecause_events_total").Add(n)
+			k = aggKey{namespace: overflow, kind: overflow, reason: overflow, typ: l.typ, component: overflow, cause: l.cause}
+			c, ok = m.known[k]
+		}
+		if !ok {
+			c = m.events.WithLabelValues(k.namespace, k.kind, k.reason, k.typ, k.component, k.cause)
+			m.known[k] = c
+			m.series.WithLabelValues("kubecause_events_total").Set(float64(len(m.known)))
+		}
+	}
+	c.Add(n)
+	m.ruleHits.WithLabelValues(ruleLabel(l.rule), l.cause).Add(n)
+	if l.cause == "unknown" {
+		m.unclassified.Add(n)
+	}
+}
+
+// affect counts an object newly showing a cause. Called with Engine.mu held.
+func (m *metrics) affect(v viewKey) {
+	k := affKey{namespace: v.namespace, kind: v.kind, cause: v.cause}
+	c, ok := m.affKnown[k]
+	if !ok {
+		if len(m.affKnown) >= m.max {
+			m.dropped.WithLabelValues("kubecause_objects_affected_total").Inc()
+			k = affKey{namespace: overflow, kind: overflow, cause: v.cause}
+			c, ok = m.affKnown[k]
+		}
+		if !ok {
+			c = m.affected.WithLabelValues(k.namespace, k.kind, k.cause)
+			m.affKnown[k] = c
+			m.series.WithLabelValues("kubecause_objects_affected_total").Set(float64(len(m.affKnown)))
+		}
+	}
+	c.Inc()
+}
+
+// observeLag records processing lag and the newest event time. Called with Engine.mu held.
+func (m *metrics) observeLag(now time.Time, ts int64) {
+	if ts <= 0 {
+		return
+	}
+	if ts > m.lastEventTS {
+		m.lastEventTS = ts
+		m.lastEvent.Set(float64(ts))
+	}
+	lag := now.Sub(time.Unix(ts, 0)).Seconds()
+	if lag < 0 {
+		lag = 0
+	}
+	m.lag.Observe(lag)
+}
+
+// viewCollector renders the per-object view and the state gauges at scrape time.
+type viewCollector struct{ m *metrics }
+
+func (c viewCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.m.objectEvents
+	ch <- c.m.objectLast
+	ch <- c.m.tracked
+	ch <- c.m.synced
+}
+
+type viewSample struct {
+	key       viewKey
+	occ, last int64
+}
+
+func (c viewCollector) Collect(ch chan<- prometheus.Metric) {
+	e := c.m.e
+	// Copy under the lock, render without it: a scrape holds event processing for a copy only.
+	e.mu.Lock()
+	samples := make([]viewSample, 0, len(e.view.idx))
+	for _, i := range e.view.idx {
+		en := &e.view.entries[i]
+		samples = append(samples, viewSample{key: en.key, occ: en.occ, last: en.last})
+	}
+	tracked := len(e.events)
+	synced := e.syncedLocked()
+	e.mu.Unlock()
+
+	c.m.series.WithLabelValues("kubecause_object_events").Set(float64(len(samples)))
+	for _, s := range samples {
+		lv := []string{s.key.namespace, s.key.kind, s.key.name, s.key.reason, s.key.cause}
+		ch <- prometheus.MustNewConstMetric(c.m.objectEvents, prometheus.GaugeValue, float64(s.occ), lv...)
+		ch <- prometheus.MustNewConstMetric(c.m.objectLast, prometheus.GaugeValue, float64(s.last), lv...)
+	}
+	ch <- prometheus.MustNewConstMetric(c.m.tracked, prometheus.GaugeValue, float64(tracked))
+	s := 0.0
+	if synced {
+		s = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.m.synced, prometheus.GaugeValue, s)
+}
+
+// Collectors returns every collector of the engine, for registration.
+func (e *Engine) Collectors() []prometheus.Collector {
+	m := e.m
+	return []prometheus.Collector{
+		m.events, m.affected, m.ruleHits, m.causes, m.table,
+		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.watchErrors, m.watchUp,
+		m.lastEvent, m.lag, m.series, m.dropped, viewCollector{m},
+	}
+}
+
+// SetTable exports the loaded cause table and pre-initialises the per-rule hit counters.
+func (e *Engine) SetTable(t TableInfo) { e.m.setTable(t) }

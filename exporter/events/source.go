@@ -1,0 +1,129 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Source is one watch scope (all namespaces, or one namespace) feeding the Engine.
+// It is the store of a client-go reflector: the reflector lists and watches, the Source counts.
+type Source struct {
+	e      *Engine
+	idx    uint16
+	name   string
+	synced bool // guarded by Engine.mu
+}
+
+var (
+	_ cache.ReflectorStore         = (*Source)(nil)
+	_ cache.TransformingStore      = (*Source)(nil)
+	_ cache.ReflectorBookmarkStore = (*Source)(nil)
+)
+
+// NewSource adds a watch scope. The Engine is synced once every source has read its first list.
+func (e *Engine) NewSource(name string) *Source {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := &Source{e: e, idx: uint16(len(e.sources)), name: name}
+	e.sources = append(e.sources, s)
+	return s
+}
+
+func (s *Source) Add(obj interface{}) error {
+	s.e.m.watchUp.Set(1)
+	s.e.add(s.idx, obj)
+	return nil
+}
+
+func (s *Source) Update(obj interface{}) error {
+	s.e.m.watchUp.Set(1)
+	s.e.update(s.idx, obj)
+	return nil
+}
+
+func (s *Source) Delete(obj interface{}) error {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	s.e.delete(obj)
+	return nil
+}
+
+func (s *Source) Replace(list []interface{}, _ string) error {
+	s.e.m.watchUp.Set(1)
+	s.e.replace(s, list)
+	return nil
+}
+
+func (s *Source) Resync() error { return nil }
+
+func (s *Source) Bookmark(string) error {
+	s.e.m.watchUp.Set(1)
+	return nil
+}
+
+// Transformer strips Events while the reflector reads a streamed initial list.
+func (s *Source) Transformer() cache.TransformFunc { return Strip }
+
+// Watch runs a reflector of core/v1 Events in namespace ("" = all) with a server-side field
+// selector, until ctx is done. Failures are logged, counted, and retried with the reflector's
+// backoff (0.8 s doubling to 30 s); the process never exits because the apiserver is away.
+func (s *Source) Watch(ctx context.Context, client kubernetes.Interface, namespace, fieldSelector string, logger *slog.Logger) {
+	m := s.e.m
+	fail := func(op string, err error) {
+		m.watchErrors.Inc()
+		m.watchUp.Set(0)
+		logger.Error("cannot "+op+" Events; retrying with backoff", "source", s.name, "namespace", namespace, "err", err)
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.FieldSelector = fieldSelector
+			l, err := client.CoreV1().Events(namespace).List(ctx, opts)
+			if err != nil {
+				fail("list", err)
+			}
+			return l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.FieldSelector = fieldSelector
+			w, err := client.CoreV1().Events(namespace).Watch(ctx, opts)
+			if err != nil {
+				fail("watch", err)
+				return nil, err
+			}
+			return watchErrors(w, func(st *metav1.Status) {
+				if st.Code == http.StatusGone {
+					// The watch's resource version expired: the reflector relists; nothing is wrong.
+					logger.Info("Event watch expired; relisting", "source", s.name)
+					return
+				}
+				fail("watch", fmt.Errorf("%s: %s", st.Reason, st.Message))
+			}), nil
+		},
+	}
+	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), &corev1.Event{}, s,
+		cache.ReflectorOptions{Name: "events/" + s.name, TypeDescription: "core/v1 Event"})
+	r.RunWithContext(ctx)
+}
+
+// watchErrors passes a watch through and reports the Status of every ERROR notification
+// (e.g. 410 Gone when the watch's resource version expired).
+func watchErrors(w watch.Interface, report func(*metav1.Status)) watch.Interface {
+	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+		if ev.Type == watch.Error {
+			if st, ok := ev.Object.(*metav1.Status); ok {
+				report(st)
+			}
+		}
+		return ev, true
+	})
+}

@@ -1,0 +1,204 @@
+package events
+
+import (
+	"hash/fnv"
+	"strings"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// MaxMessageBytes is the part of an Event message that is kept and classified.
+// Kubelet messages that matter fit easily; a huge message must not cost memory or CPU.
+const MaxMessageBytes = 4096
+
+// MaxLabelBytes bounds every label value kubecause exports.
+const MaxLabelBytes = 128
+
+// occurrences is the number of occurrences an Event object stands for, as Kubernetes counts them:
+// core/v1 `count`, or events.k8s.io `series.count`; an object without either stands for one.
+func occurrences(ev *corev1.Event) int32 {
+	n := ev.Count
+	if ev.Series != nil && ev.Series.Count > n {
+		n = ev.Series.Count
+	}
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+// eventTime is the time of the latest occurrence:
+// max(lastTimestamp, eventTime, series.lastObservedTime), falling back to firstTimestamp and creation.
+func eventTime(ev *corev1.Event) int64 {
+	var t int64
+	for _, c := range []int64{
+		unixOf(ev.LastTimestamp.Time.Unix(), ev.LastTimestamp.IsZero()),
+		unixOf(ev.EventTime.Unix(), ev.EventTime.IsZero()),
+		seriesTime(ev.Series),
+	} {
+		if c > t {
+			t = c
+		}
+	}
+	if t == 0 && !ev.FirstTimestamp.IsZero() {
+		t = ev.FirstTimestamp.Unix()
+	}
+	if t == 0 && !ev.CreationTimestamp.IsZero() {
+		t = ev.CreationTimestamp.Unix()
+	}
+	return t
+}
+
+func unixOf(v int64, zero bool) int64 {
+	if zero {
+		return 0
+	}
+	return v
+}
+
+func seriesTime(s *corev1.EventSeries) int64 {
+	if s == nil || s.LastObservedTime.IsZero() {
+		return 0
+	}
+	return s.LastObservedTime.Unix()
+}
+
+// component is the reporting component: source.component (core/v1 recorders) or
+// reportingController (events.k8s.io recorders, which leave source empty).
+func component(ev *corev1.Event) string {
+	if ev.Source.Component != "" {
+		return ev.Source.Component
+	}
+	return ev.ReportingController
+}
+
+// uidKey is the compact map key of a tracked Event: its UID as 16 bytes.
+type uidKey [16]byte
+
+// keyOf turns a UID into a uidKey. Kubernetes UIDs are RFC 4122 UUIDs; anything else is hashed
+// (FNV-128a), so a malformed UID costs no more memory than a proper one.
+func keyOf(uid types.UID) (uidKey, bool) {
+	var k uidKey
+	s := string(uid)
+	if s == "" {
+		return k, false
+	}
+	if len(s) == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-' {
+		j := 0
+		ok := true
+		for i := 0; i < 36 && ok; i++ {
+			if i == 8 || i == 13 || i == 18 || i == 23 {
+				continue
+			}
+			h, valid := fromHex(s[i])
+			if !valid {
+				ok = false
+				break
+			}
+			if j%2 == 0 {
+				k[j/2] = h << 4
+			} else {
+				k[j/2] |= h
+			}
+			j++
+		}
+		if ok {
+			return k, true
+		}
+	}
+	h := fnv.New128a()
+	_, _ = h.Write([]byte(s))
+	copy(k[:], h.Sum(nil))
+	return k, true
+}
+
+func fromHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// nameHash identifies an Event object by namespace/name. The core/v1 recorder re-creates an expired
+// Event under the same name with its accumulated count; the hash lets kubecause recognise that.
+func nameHash(namespace, name string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(namespace))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(name))
+	return h.Sum64()
+}
+
+// Label makes s a safe label value: valid UTF-8, at most MaxLabelBytes bytes.
+func Label(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= MaxLabelBytes {
+		return s
+	}
+	cut := MaxLabelBytes - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Message bounds a message for classification: at most MaxMessageBytes, valid UTF-8.
+func Message(s string) string {
+	if len(s) > MaxMessageBytes {
+		cut := MaxMessageBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
+}
+
+// Strip reduces an Event to the fields kubecause reads. The reflector applies it to every object of
+// a (streamed) initial list, so a list of tens of thousands of Events never holds full objects.
+func Strip(obj interface{}) (interface{}, error) {
+	ev, ok := obj.(*corev1.Event)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              ev.Name,
+			Namespace:         ev.Namespace,
+			UID:               ev.UID,
+			ResourceVersion:   ev.ResourceVersion,
+			CreationTimestamp: ev.CreationTimestamp,
+		},
+		InvolvedObject: corev1.ObjectReference{
+			Kind:      ev.InvolvedObject.Kind,
+			Namespace: ev.InvolvedObject.Namespace,
+			Name:      ev.InvolvedObject.Name,
+		},
+		Reason:              ev.Reason,
+		Message:             Message(ev.Message),
+		Source:              corev1.EventSource{Component: ev.Source.Component},
+		FirstTimestamp:      ev.FirstTimestamp,
+		LastTimestamp:       ev.LastTimestamp,
+		Count:               ev.Count,
+		Type:                ev.Type,
+		EventTime:           ev.EventTime,
+		ReportingController: ev.ReportingController,
+	}
+	if ev.Series != nil {
+		out.Series = &corev1.EventSeries{Count: ev.Series.Count, LastObservedTime: ev.Series.LastObservedTime}
+	}
+	return out, nil
+}

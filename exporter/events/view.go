@@ -1,0 +1,85 @@
+package events
+
+// The per-object view: one entry per (namespace, kind, name, reason, cause) that has at least one
+// live Event. It is what lets an alert name the affected pod, and it is present from the first
+// occurrence on, so such an alert does not miss the first occurrence the way increase() on a
+// brand-new counter series does.
+
+type viewKey struct {
+	namespace, kind, name, reason, cause string
+}
+
+type viewEntry struct {
+	key    viewKey
+	events int32 // live Events contributing
+	occ    int64 // occurrences recorded on them
+	last   int64 // latest occurrence, unix seconds
+}
+
+type view struct {
+	max     int
+	idx     map[viewKey]int32
+	entries []viewEntry
+	free    []int32
+}
+
+func newView(max int) *view {
+	return &view{max: max, idx: map[viewKey]int32{}}
+}
+
+// move accounts an Event whose occurrences went from oldCount to newCount into the entry for l,
+// leaving entry old if it belonged elsewhere. It returns the Event's entry, -1 when the view is full.
+// A new entry born while watching (born) counts the object as newly affected.
+func (v *view) move(old int32, l labels, oldCount, newCount int32, ts int64, born bool, m *metrics) int32 {
+	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause}
+	if old >= 0 && v.entries[old].key == key {
+		en := &v.entries[old]
+		en.occ += int64(newCount - oldCount)
+		if ts > en.last {
+			en.last = ts
+		}
+		return old
+	}
+	v.release(old, oldCount)
+	i, ok := v.idx[key]
+	if !ok {
+		if len(v.idx) >= v.max {
+			m.dropped.WithLabelValues("kubecause_object_events").Inc()
+			return -1
+		}
+		if n := len(v.free); n > 0 {
+			i = v.free[n-1]
+			v.free = v.free[:n-1]
+		} else {
+			i = int32(len(v.entries))
+			v.entries = append(v.entries, viewEntry{})
+		}
+		v.entries[i] = viewEntry{key: key}
+		v.idx[key] = i
+		if born {
+			m.affect(key)
+		}
+	}
+	en := &v.entries[i]
+	en.events++
+	en.occ += int64(newCount)
+	if ts > en.last {
+		en.last = ts
+	}
+	return i
+}
+
+// release removes an Event's contribution from entry i.
+func (v *view) release(i int32, count int32) {
+	if i < 0 {
+		return
+	}
+	en := &v.entries[i]
+	en.events--
+	en.occ -= int64(count)
+	if en.events <= 0 {
+		delete(v.idx, en.key)
+		*en = viewEntry{}
+		v.free = append(v.free, i)
+	}
+}
