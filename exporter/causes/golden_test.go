@@ -1,0 +1,224 @@
+package causes
+
+import (
+	"slices"
+	"testing"
+)
+
+// golden holds real Event messages: from the seed runbooks (seed S-numbers in the names) and
+// real-world docker, containerd and CRI-O wordings. Each names the rule that must classify it.
+type golden struct {
+	name, reason, message, cause, rule string
+}
+
+var goldens = []golden{
+	// ---- volume (S1, S2, S8, S9)
+	{"S1 configmap not found", "FailedMount", `MountVolume.SetUp failed for volume "remote-kube-api-server" : configmap "mspider-mcpc-remote-kube-api-server" not found`, "configmap_not_found", "volume.configmap_not_found"},
+	{"S1 mount timeout", "FailedMount", `Unable to attach or mount volumes: unmounted volumes=[remote-kube-api-server], unattached volumes=[remote-kube-api-server kube-api-access-ljncs ckube-config]: timed out waiting for the condition`, "mount_timeout", "volume.mount_timeout"},
+	{"S1 mount timeout, other volume order", "FailedMount", `Unable to attach or mount volumes: unmounted volumes=[remote-kube-api-server], unattached volumes=[ckube-config remote-kube-api-server kube-api-access-ljncs]: timed out waiting for the condition`, "mount_timeout", "volume.mount_timeout"},
+	{"mount timeout k8s 1.28+", "FailedMount", `Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], failed to process volumes=[]: context deadline exceeded`, "mount_timeout", "volume.mount_timeout"},
+	{"configmap not found in env", "Failed", `Error: configmap "app-config" not found`, "configmap_not_found", "volume.configmap_not_found"},
+	{"secret not found in env", "Failed", `Error: secret "db-credentials" not found`, "secret_not_found", "volume.secret_not_found"},
+	{"secret volume not found", "FailedMount", `MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`, "secret_not_found", "volume.secret_not_found"},
+	{"configmap key missing in env", "Failed", `Error: couldn't find key LOG_LEVEL in ConfigMap default/app-config`, "config_key_missing", "volume.config_key_missing"},
+	{"secret key missing in env", "Failed", `Error: couldn't find key db-password in Secret default/app-secrets`, "config_key_missing", "volume.config_key_missing"},
+	{"configmap volume item missing", "FailedMount", `MountVolume.SetUp failed for volume "config" : configmap references non-existent config key: app.yaml`, "config_key_missing", "volume.config_key_missing"},
+	{"pvc not found at mount", "FailedMount", `Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[data kube-api-access-9xk2p]: error processing PVC default/data-web-0: failed to fetch PVC from API server: persistentvolumeclaims "data-web-0" not found`, "pvc_not_found", "volume.pvc_not_found"},
+	{"pvc not found at scheduling", "FailedScheduling", `0/1 nodes are available: persistentvolumeclaim "data-etcd-0" not found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`, "pvc_not_found", "volume.pvc_not_found"},
+	{"S8 multi-attach exclusive", "FailedAttachVolume", `Multi-Attach error for volume "pvc-0a5c3d8e-3a4e-4c1f-9d2e-6f2b0e4a7c11" Volume is already exclusively attached to one node and can't be attached to another`, "volume_multi_attach", "volume.multi_attach"},
+	{"S8 multi-attach used by pod", "FailedAttachVolume", `Multi-Attach error for volume "pvc-0a5c3d8e-3a4e-4c1f-9d2e-6f2b0e4a7c11" Volume is already used by pod(s) web-0`, "volume_multi_attach", "volume.multi_attach"},
+	{"S8 attach failed", "FailedAttachVolume", `AttachVolume.Attach failed for volume "pvc-0a5c3d8e" : rpc error: code = Internal desc = Could not attach volume "vol-0abc" to node "i-0def": attachment of disk "vol-0abc" failed, expected device to be attached but was attaching`, "volume_attach_failed", "volume.attach_other"},
+	{"S8 wait for attach", "FailedMount", `MountVolume.WaitForAttach failed for volume "pvc-0a5c3d8e" : timed out waiting for external-attacher of ebs.csi.aws.com CSI driver to attach volume vol-0abc`, "volume_attach_failed", "volume.attach_failed"},
+	{"S9 subpath after configmap change", "Failed", `Error: failed to create containerd task: OCI runtime create failed: container_linux.go:345: starting container process caused "process_linux.go:424: container init caused \"rootfs_linux.go:58: mounting \\\"/var/lib/kubelet/pods/211d53f4-d08c-11e9-b0a7-b6655eaf02a6/volume-subpaths/manage-config-volume/manage/0\\\" to rootfs \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1dfe7f3251b8c30d59ebf613d99715f3b800740e587e681d2a903/rootfs\\\" at \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1dfe7f3251b8c30d59ebf613d99715f3b800740e587e681d2a903/rootfs/app/resources/application.properties\\\" caused \\\"no such file or directory\\\"\"": unknown`, "subpath_failed", "volume.subpath_failed"},
+	{"subpath prepare", "Failed", `Error: failed to prepare subPath for volumeMount "config" of container "app"`, "subpath_failed", "volume.subpath_failed"},
+	{"nfs mount failed", "FailedMount", `MountVolume.SetUp failed for volume "nfs" : mount failed: exit status 32 Mounting command: mount Mounting arguments: -t nfs 10.0.0.5:/exports /var/lib/kubelet/pods/5f1e/volumes/kubernetes.io~nfs/nfs Output: mount.nfs: access denied by server while mounting 10.0.0.5:/exports`, "volume_mount_failed", "volume.mount_failed"},
+	{"block map failed", "FailedMapVolume", `MapVolume.SetUpDevice failed for volume "pvc-0a5c3d8e" : kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name ebs.csi.aws.com not found in the list of registered CSI drivers`, "volume_mount_failed", "volume.mount_failed"},
+
+	// ---- storage (S2)
+	{"S2 no storage class set", "FailedBinding", `no persistent volumes available for this claim and no storage class is set`, "no_storage_class", "storage.storage_class_not_found"},
+	{"S2 storage class missing", "ProvisioningFailed", `storageclass.storage.k8s.io "local-path" not found`, "no_storage_class", "storage.storage_class_not_found"},
+	{"provisioner error", "ProvisioningFailed", `failed to provision volume with StorageClass "csi-disk": rpc error: code = ResourceExhausted desc = quota exceeded for resource disks`, "provisioning_failed", "storage.provisioning_failed"},
+	{"bound to other claim", "FailedBinding", `volume "pv-data" already bound to a different claim.`, "provisioning_failed", "storage.provisioning_failed"},
+
+	// ---- sandbox (S10, S11, S13, S14, S15, S16)
+	{"S10 no space left", "FailedCreatePodSandBox", `(combined from similar events): Failed create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "apigateway-6dc48bf8b6-l8xrw": Error response from daemon: mkdir /var/lib/docker/aufs/mnt/1f09d6c1c9f24e8daaea5bf33a4230de7dbc758e3b22785e8ee21e3e3d921214-init: no space left on device`, "disk_full", "sandbox.disk_full"},
+	{"image gc failed", "ImageGCFailed", `failed to garbage collect required amount of images. Attempted to free 10737418240 bytes, but only found 0 bytes eligible to free.`, "disk_full", "sandbox.image_gc_failed"},
+	{"S11 sandbox changed", "SandboxChanged", `Pod sandbox changed, it will be killed and re-created.`, "sandbox_changed", "sandbox.changed"},
+	{"S11 pause killed by tiny limit", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "web-0": Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container process caused "process_linux.go:301: running exec setns process for init caused \"signal: killed\"": unknown`, "memory_limit_too_small", "sandbox.memory_limit_too_small"},
+	{"containerd init OOM-killed", "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: container init was OOM-killed (memory limit too low?): unknown`, "memory_limit_too_small", "sandbox.memory_limit_too_small"},
+	{"S13 containerd calico", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "3f2c1d9e8a7b": plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized`, "cni_error", "sandbox.cni"},
+	{"S13 containerd calico i/o timeout", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "3f2c1d9e8a7b": plugin type="calico" failed (add): error getting ClusterInformation: Get "https://10.96.0.1:443/apis/crd.projectcalico.org/v1/clusterinformations/default": dial tcp 10.96.0.1:443: i/o timeout`, "cni_error", "sandbox.cni"},
+	{"S13 containerd flannel", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "9a8b7c": plugin type="flannel" failed (add): loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory`, "cni_error", "sandbox.cni"},
+	{"S13 CRI-O CNI", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create pod network sandbox k8s_web-0_default_1234_0(abcd): error adding pod default_web-0 to CNI network "multus-cni-network": plugin type="multus" name="multus-cni-network" failed (add): Multus: [default/web-0]: error getting pod: Unauthorized`, "cni_error", "sandbox.cni"},
+	{"S13 docker IP pool exhausted", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = NetworkPlugin cni failed to set up pod "web-0_default" network: failed to allocate for range 0: no IP addresses available in range set: 10.244.1.1-10.244.1.254`, "cni_error", "sandbox.cni"},
+	{"CNI teardown", "FailedKillPod", `error killing pod: failed to "KillPodSandbox" for "1234" with KillPodSandboxError: "rpc error: code = Unknown desc = failed to destroy network for sandbox \"abc\": plugin type=\"calico\" failed (delete): error getting ClusterInformation: connection is unauthorized: Unauthorized"`, "cni_error", "sandbox.cni"},
+	{"network not ready", "NetworkNotReady", `network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized`, "cni_error", "sandbox.network_not_ready"},
+	{"S14 ttrpc shim", "FailedCreatePodSandBox", `(combined from similar events): Failed create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "nginx-7db9fccd9b-2j6dh": Error response from daemon: ttrpc: client shutting down: read unix @->@/containerd-shim/moby/de2bfeefc999af42783115acca62745e6798981dff75f4148fae8c086668f667/shim.sock: read: connection reset by peer: unknown`, "runtime_shim_error", "sandbox.runtime_shim"},
+	{"S14 sandbox changed", "SandboxChanged", `Pod sandbox changed, it will be killed and re-created.`, "sandbox_changed", "sandbox.changed"},
+	{"S15 context deadline", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "lomp-ext-d8c8b8c46-4v8tl": operation timeout: context deadline exceeded`, "runtime_timeout", "sandbox.runtime_timeout"},
+	{"S15 name conflict", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "lomp-ext-d8c8b8c46-4v8tl": Error response from daemon: Conflict. The container name "/k8s_POD_lomp-ext-d8c8b8c46-4v8tl_default_65046a06-f795-11e9-9bb6-b67fb7a70bad_0" is already in use by container "30aa3f5847e0ce89e9d411e76783ba14accba7eb7743e605a10a9a862a72c1e2". You have to remove (or rename) that container to be able to reuse that name.`, "sandbox_name_conflict", "sandbox.name_conflict"},
+	{"containerd sandbox name reserved", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to reserve sandbox name "web-0_default_1234_0": name "web-0_default_1234_0" is reserved for "abcd"`, "sandbox_name_conflict", "sandbox.name_conflict"},
+	{"CRI-O container name reserved", "Failed", `Error: error reserving ctr name k8s_app_web-0_default_1234_0 for id abcd: name is reserved`, "sandbox_name_conflict", "sandbox.name_conflict"},
+	{"kill pod timeout", "FailedKillPod", `error killing pod: failed to "KillPodSandbox" for "1234" with KillPodSandboxError: "rpc error: code = DeadlineExceeded desc = context deadline exceeded"`, "runtime_timeout", "sandbox.runtime_timeout"},
+	{"S16 SELinux keycreate", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "ecc-hostpath-provisioner-8jbhf": Error response from daemon: OCI runtime create failed: container_linux.go:349: starting container process caused "process_linux.go:449: container init caused \"write /proc/self/attr/keycreate: permission denied\"": unknown`, "selinux_denied", "sandbox.selinux_denied"},
+	{"sandbox other", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error setting cgroup config for procHooks process: unable to freeze: unknown`, "sandbox_failed", "sandbox.other"},
+	{"sandbox status", "FailedPodSandBoxStatus", `rpc error: code = NotFound desc = an error occurred when try to find sandbox: not found`, "sandbox_failed", "sandbox.other"},
+
+	// ---- image (S12)
+	{"S12 no basic auth credentials", "Failed", `Failed to pull image "docker.com:8080/public/2048:latest": rpc error: code = Unknown desc = Error response from daemon: Get http://docker.com:8080/v2/public/2048/manifests/latest: no basic auth credentials`, "image_auth_failed", "image.auth_failed"},
+	{"S12 back-off pulling", "BackOff", `Back-off pulling image "docker.com:8080/public/2048:latest"`, "image_pull_backoff", "image.backoff"},
+	{"S12 ImagePullBackOff summary", "Failed", `Error: ImagePullBackOff`, "image_pull_backoff", "image.error_summary"},
+	{"S12 ErrImagePull summary", "Failed", `Error: ErrImagePull`, "image_pull_backoff", "image.error_summary"},
+	{"S12 docker insecure registry", "Failed", `Failed to pull image "docker.com:8080/public/2048:latest": rpc error: code = Unknown desc = Error response from daemon: Get https://docker.com:8080/v2/: http: server gave HTTP response to HTTPS client`, "image_insecure_registry", "image.insecure_registry"},
+	{"containerd insecure registry", "Failed", `Failed to pull image "10.6.0.5:5000/app:v1": rpc error: code = Unknown desc = failed to pull and unpack image "10.6.0.5:5000/app:v1": failed to resolve reference "10.6.0.5:5000/app:v1": failed to do request: Head "https://10.6.0.5:5000/v2/app/manifests/v1": http: server gave HTTP response to HTTPS client`, "image_insecure_registry", "image.insecure_registry"},
+	{"S12 pause image on gcr.io (docker)", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed pulling image "k8s.gcr.io/pause:3.2": Error response from daemon: Get https://k8s.gcr.io/v2/: net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)`, "image_registry_unreachable", "image.registry_unreachable"},
+	{"S12 pause image unreachable (containerd)", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image "registry.k8s.io/pause:3.9": failed to pull image "registry.k8s.io/pause:3.9": failed to pull and unpack image "registry.k8s.io/pause:3.9": failed to resolve reference "registry.k8s.io/pause:3.9": failed to do request: Head "https://registry.k8s.io/v2/pause/manifests/3.9": dial tcp 34.96.108.209:443: i/o timeout`, "image_registry_unreachable", "image.registry_unreachable"},
+	{"S12 no such host (containerd)", "Failed", `Failed to pull image "registry.invalid/app:1": rpc error: code = Unknown desc = failed to pull and unpack image "registry.invalid/app:1": failed to resolve reference "registry.invalid/app:1": failed to do request: Head "https://registry.invalid/v2/app/manifests/1": dial tcp: lookup registry.invalid on 10.96.0.10:53: no such host`, "image_registry_unreachable", "image.registry_unreachable"},
+	{"CRI-O registry i/o timeout", "Failed", `Failed to pull image "quay.io/org/app:v1": rpc error: code = Unknown desc = pinging container registry quay.io: Get "https://quay.io/v2/": dial tcp 54.144.203.57:443: i/o timeout`, "image_registry_unreachable", "image.registry_unreachable"},
+	{"S12 wrong image (containerd)", "Failed", `Failed to pull image "nginx:1.999": rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:1.999": failed to resolve reference "docker.io/library/nginx:1.999": docker.io/library/nginx:1.999: not found`, "image_not_found", "image.not_found"},
+	{"wrong tag (docker)", "Failed", `Failed to pull image "nginx:1.999": rpc error: code = Unknown desc = Error response from daemon: manifest for nginx:1.999 not found: manifest unknown: manifest unknown`, "image_not_found", "image.not_found"},
+	{"wrong tag (CRI-O)", "Failed", `Failed to pull image "quay.io/org/app:v9": rpc error: code = Unknown desc = reading manifest v9 in quay.io/org/app: manifest unknown`, "image_not_found", "image.not_found"},
+	{"pull access denied (containerd)", "Failed", `Failed to pull image "private/app:1.0": rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/private/app:1.0": failed to resolve reference "docker.io/private/app:1.0": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`, "image_auth_failed", "image.auth_failed"},
+	{"401 (containerd)", "Failed", `Failed to pull image "registry.example.com/team/app:2.1": rpc error: code = Unknown desc = failed to pull and unpack image "registry.example.com/team/app:2.1": failed to resolve reference "registry.example.com/team/app:2.1": failed to authorize: failed to fetch anonymous token: unexpected status from GET request to https://registry.example.com/service/token?scope=repository%3Ateam%2Fapp%3Apull&service=harbor-registry: 401 Unauthorized`, "image_auth_failed", "image.auth_failed"},
+	{"pull access denied (docker)", "Failed", `Failed to pull image "private/app": rpc error: code = Unknown desc = Error response from daemon: pull access denied for private/app, repository does not exist or may require 'docker login': denied: requested access to the resource is denied`, "image_auth_failed", "image.auth_failed"},
+	{"unauthorized (CRI-O)", "Failed", `Failed to pull image "quay.io/org/private:v1": rpc error: code = Unknown desc = reading manifest v1 in quay.io/org/private: unauthorized: access to the requested resource is not authorized`, "image_auth_failed", "image.auth_failed"},
+	{"pull secret missing", "FailedToRetrieveImagePullSecret", `Unable to retrieve some image pull secrets (regcred); attempting to pull the image may not succeed.`, "image_auth_failed", "image.pull_secret_missing"},
+	{"429 (containerd)", "Failed", `Failed to pull image "nginx:1.25": rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/nginx:1.25": failed to copy: httpReadSeeker: failed open: unexpected status code https://registry-1.docker.io/v2/library/nginx/manifests/sha256:4c0fdaa8b6341bfdeca5f18f7837462c80cff90527ee35ef185571e1c327beac: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit. You may increase the limit by authenticating and upgrading: https://www.docker.com/increase-rate-limit`, "image_pull_rate_limited", "image.rate_limited"},
+	{"toomanyrequests (docker)", "Failed", `Failed to pull image "nginx": rpc error: code = Unknown desc = Error response from daemon: toomanyrequests: You have reached your pull rate limit. You may increase the limit by authenticating and upgrading: https://www.docker.com/increase-rate-limit`, "image_pull_rate_limited", "image.rate_limited"},
+	{"x509 (containerd)", "Failed", `Failed to pull image "harbor.local/library/app:1.0": rpc error: code = Unknown desc = failed to pull and unpack image "harbor.local/library/app:1.0": failed to resolve reference "harbor.local/library/app:1.0": failed to do request: Head "https://harbor.local/v2/library/app/manifests/1.0": tls: failed to verify certificate: x509: certificate signed by unknown authority`, "image_registry_tls", "image.registry_tls"},
+	{"x509 (docker)", "Failed", `Failed to pull image "harbor.local/library/app:1.0": rpc error: code = Unknown desc = Error response from daemon: Get "https://harbor.local/v2/": x509: certificate signed by unknown authority`, "image_registry_tls", "image.registry_tls"},
+	{"S12 pull deadline", "Failed", `Failed to pull image "registry.example.com/big/model:3": rpc error: code = DeadlineExceeded desc = context deadline exceeded`, "image_pull_timeout", "image.pull_timeout"},
+	{"S12 pull cancelled (docker progress deadline)", "Failed", `Failed to pull image "registry.example.com/big/model:3": rpc error: code = Canceled desc = context canceled`, "image_pull_timeout", "image.pull_timeout"},
+	{"never pull", "ErrImageNeverPull", `Container image "app:dev" is not present with pull policy of Never`, "image_never_pull", "image.never_pull"},
+	{"never pull summary", "Failed", `Error: ErrImageNeverPull`, "image_never_pull", "image.never_pull_summary"},
+	{"invalid reference", "InspectFailed", `Failed to apply default image tag "nginx:Latest!": couldn't parse image reference "nginx:Latest!": invalid reference format`, "image_invalid_name", "image.invalid_name"},
+	{"invalid name summary", "Failed", `Error: InvalidImageName`, "image_invalid_name", "image.invalid_name"},
+	{"CRI-O short name", "Failed", `Failed to pull image "nginx": rpc error: code = Unknown desc = short-name "nginx" did not resolve to an alias and no unqualified-search registries are defined in "/etc/containers/registries.conf"`, "image_invalid_name", "image.invalid_name"},
+	{"pull failed other", "Failed", `Failed to pull image "app:1": rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/app:1": failed to extract layer sha256:9f2c: failed to unpack: lchown /var/lib/containerd/tmpmounts/containerd-mount1234/etc: invalid argument: unknown`, "image_pull_failed", "image.pull_failed"},
+	{"inspect error summary", "Failed", `Error: ImageInspectError`, "image_pull_failed", "image.pull_failed"},
+	{"inspect failed", "InspectFailed", `Failed to inspect image "app:1": rpc error: code = Unknown desc = failed to get image info: image not known`, "image_pull_failed", "image.inspect_failed"},
+
+	// ---- container (S4, S5)
+	{"S5 flannel crash loop", "BackOff", `Back-off restarting failed container kube-flannel in pod kube-flannel-ds-jqgsm_kube-system(5e5d7f1e-2b1c-4e7a-9d3f-0a1b2c3d4e5f)`, "crash_loop_backoff", "container.crash_loop_backoff"},
+	{"S4 ckube crash loop", "BackOff", `Back-off restarting failed container ckube in pod mspider-mcpc-ckube-remote-5447c5bcfc-25t7t_istio-system(0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0)`, "crash_loop_backoff", "container.crash_loop_backoff"},
+	{"runAsNonRoot", "Failed", `Error: container has runAsNonRoot and image will run as root (pod: "web-0_default(1234)", container: app)`, "container_config_error", "container.config_error"},
+	{"cannot find volume", "Failed", `Error: cannot find volume "config" to mount into container "app"`, "container_config_error", "container.config_error"},
+	{"start failed (docker)", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "/docker-entrypoint.sh": permission denied: unknown`, "container_create_failed", "container.create_failed"},
+	{"create failed (containerd)", "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "python": executable file not found in $PATH: unknown`, "container_create_failed", "container.create_failed"},
+	{"create timeout", "Failed", `Error: context deadline exceeded`, "runtime_timeout", "sandbox.runtime_timeout"},
+	{"exec format error", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:367: starting container process caused: exec format error: unknown`, "image_wrong_architecture", "container.wrong_architecture"},
+	{"S5 no arm64 manifest (docker)", "Failed", `Failed to pull image "registry.example.com/app:1.0": rpc error: code = Unknown desc = Error response from daemon: no matching manifest for linux/arm64/v8 in the manifest list entries`, "image_wrong_architecture", "container.wrong_architecture"},
+	{"postStart hook", "FailedPostStartHook", `Exec lifecycle hook ([/bin/sh -c /init.sh]) for Container "app" in Pod "web-0_default(1234)" failed - error: command '/bin/sh -c /init.sh' exited with 1: , message: ""`, "hook_failed", "container.hook_failed"},
+	{"preStop hook", "FailedPreStopHook", `HTTP lifecycle hook (/shutdown) for Container "app" in Pod "web-0_default(1234)" failed - error: Get "http://10.0.0.5:8080/shutdown": dial tcp 10.0.0.5:8080: connect: connection refused, message: ""`, "hook_failed", "container.hook_failed"},
+	{"system OOM", "SystemOOM", `System OOM encountered, victim process: java, pid: 12345`, "oom_killed", "container.oom_killed"},
+	{"kernel OOM kill", "OOMKilling", `Memory cgroup out of memory: Killed process 12345 (java) total-vm:8123456kB, anon-rss:2097152kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:5000kB oom_score_adj:999`, "oom_killed", "container.oom_killed"},
+
+	// ---- probes (S6)
+	{"S6 readiness connection refused", "Unhealthy", `Readiness probe failed: Get "http://10.244.0.17:15021/healthz/ready": dial tcp 10.244.0.17:15021: connect: connection refused`, "readiness_probe_connection_refused", "probe.connection_refused"},
+	{"liveness tcp refused", "Unhealthy", `Liveness probe failed: dial tcp 10.244.1.7:6379: connect: connection refused`, "liveness_probe_connection_refused", "probe.connection_refused"},
+	{"startup refused", "Unhealthy", `Startup probe failed: Get "http://10.244.2.9:8080/actuator/health": dial tcp 10.244.2.9:8080: connect: connection refused`, "startup_probe_connection_refused", "probe.connection_refused"},
+	{"liveness http timeout", "Unhealthy", `Liveness probe failed: Get "http://10.244.1.5:8080/healthz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, "liveness_probe_timeout", "probe.timeout"},
+	{"readiness exec timeout", "Unhealthy", `Readiness probe errored and resulted in unknown state: command timed out: "python -c import sys; sys.exit(0)" timed out after 5s`, "readiness_probe_timeout", "probe.timeout"},
+	{"startup tcp timeout", "Unhealthy", `Startup probe failed: dial tcp 10.244.2.9:5432: i/o timeout`, "startup_probe_timeout", "probe.timeout"},
+	{"liveness 500", "Unhealthy", `Liveness probe failed: HTTP probe failed with statuscode: 500`, "liveness_probe_http_status", "probe.http_status"},
+	{"readiness 503", "Unhealthy", `Readiness probe failed: HTTP probe failed with statuscode: 503`, "readiness_probe_http_status", "probe.http_status"},
+	{"startup 404", "Unhealthy", `Startup probe failed: HTTP probe failed with statuscode: 404`, "startup_probe_http_status", "probe.http_status"},
+	{"liveness exec output", "Unhealthy", `Liveness probe failed: cat: can't open '/tmp/healthy': No such file or directory`, "liveness_probe_exec_failed", "probe.exec_output"},
+	{"readiness exec errored", "Unhealthy", `Readiness probe errored: rpc error: code = Unknown desc = failed to exec in container: failed to start exec "3b1f": OCI runtime exec failed: exec failed: unable to start container process: exec: "curl": executable file not found in $PATH: unknown`, "readiness_probe_exec_failed", "probe.exec_error"},
+	{"startup exec output", "Unhealthy", `Startup probe failed: /var/run/postgresql:5432 - no response`, "startup_probe_exec_failed", "probe.exec_output"},
+	{"readiness exec empty output", "Unhealthy", `Readiness probe failed: `, "readiness_probe_exec_failed", "probe.exec_output"},
+	{"liveness tls error", "Unhealthy", `Liveness probe failed: Get "https://10.244.1.5:8443/healthz": remote error: tls: handshake failure`, "liveness_probe_failed", "probe.network_error"},
+	{"readiness EOF", "Unhealthy", `Readiness probe failed: Get "http://10.244.0.9:8080/ready": EOF`, "readiness_probe_failed", "probe.network_error"},
+	{"liveness grpc not serving", "Unhealthy", `Liveness probe failed: service unhealthy (responded with "NOT_SERVING")`, "liveness_probe_failed", "probe.network_error"},
+	{"startup named port", "Unhealthy", `Startup probe errored and resulted in unknown state: strconv.Atoi: parsing "http": invalid syntax`, "startup_probe_failed", "probe.errored"},
+
+	// ---- eviction (S18)
+	{"S18 low on ephemeral-storage", "Evicted", `The node was low on resource: ephemeral-storage. Threshold quantity: 1%, available: 0. Container app was using 5Gi, request is 0, has larger consumption of ephemeral-storage. `, "evicted_disk", "eviction.disk"},
+	{"S18 DiskPressure admission", "Evicted", `Pod The node had condition: [DiskPressure]. `, "evicted_disk", "eviction.disk"},
+	{"S18 reclaim nodefs", "EvictionThresholdMet", `Attempting to reclaim ephemeral-storage`, "evicted_disk", "eviction.disk"},
+	{"low on memory", "Evicted", `The node was low on resource: memory. Threshold quantity: 100Mi, available: 67420Ki. Container java was using 1532112Ki, request is 512Mi, has larger consumption of memory. `, "evicted_memory", "eviction.memory"},
+	{"MemoryPressure admission", "Evicted", `Pod The node had condition: [MemoryPressure]. `, "evicted_memory", "eviction.memory"},
+	{"pod ephemeral limit", "Evicted", `Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. `, "evicted_ephemeral_storage_limit", "eviction.ephemeral_storage_limit"},
+	{"container ephemeral limit", "Evicted", `Container app exceeded its local ephemeral storage limit "500Mi". `, "evicted_ephemeral_storage_limit", "eviction.ephemeral_storage_limit"},
+	{"emptyDir limit", "Evicted", `Usage of EmptyDir volume "cache" exceeds the limit "1Gi". `, "evicted_ephemeral_storage_limit", "eviction.ephemeral_storage_limit"},
+	{"low on pids", "Evicted", `The node was low on resource: pids. Threshold quantity: 10%, available: 3%. `, "evicted_pids", "eviction.pids"},
+	{"preempted", "Preempted", `Preempted by pod 4f1c2a3b-5d6e-7f80-9a1b-2c3d4e5f6a7b on node worker-2`, "evicted_other", "eviction.other"},
+	{"taint manager", "TaintManagerEviction", `Marking for deletion Pod default/web-0`, "evicted_other", "eviction.other"},
+
+	// ---- scheduling (S2)
+	{"insufficient cpu", "FailedScheduling", `0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},
+	{"insufficient memory beside a control-plane taint", "FailedScheduling", `0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},
+	{"selector mismatch", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`, "scheduling_node_selector_mismatch", "scheduling.node_selector_mismatch"},
+	{"selector mismatch (old wording)", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match node selector.`, "scheduling_node_selector_mismatch", "scheduling.node_selector_mismatch"},
+	{"untolerated taint and cordon", "FailedScheduling", `0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}, 3 node(s) were unschedulable. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.`, "scheduling_taint_not_tolerated", "scheduling.taint"},
+	{"taint (old wording)", "FailedScheduling", `0/3 nodes are available: 3 node(s) had taint {node.kubernetes.io/not-ready: }, that the pod didn't tolerate.`, "scheduling_taint_not_tolerated", "scheduling.taint"},
+	{"S2 unbound PVC", "FailedScheduling", `0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`, "scheduling_pvc_unbound", "scheduling.pvc_unbound"},
+	{"no PV to bind", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`, "scheduling_pvc_unbound", "scheduling.pvc_unbound"},
+	{"volume node affinity", "FailedScheduling", `0/1 nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`, "scheduling_volume_node_affinity", "scheduling.volume_node_affinity"},
+	{"no nodes", "FailedScheduling", `no nodes available to schedule pods`, "scheduling_no_nodes", "scheduling.no_nodes"},
+	{"host port", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_port_conflict", "scheduling.port_conflict"},
+	{"anti-affinity", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_failed", "scheduling.other"},
+
+	// ---- nothing to classify
+	{"S1 scheduled", "Scheduled", `Successfully assigned istio-system/mspider-mcpc-ckube-remote-5447c5bcfc-25t7t to yl-cluster1`, "unknown", ""},
+	{"S5 image present", "Pulled", `Container image "k8s.gcr.io/etcd:3.5.0-0" already present on machine`, "unknown", ""},
+	{"probe warning", "ProbeWarning", `Readiness probe warning: Probe terminated redirects`, "unknown", ""},
+	{"empty", "", "", "unknown", ""},
+}
+
+func TestGolden(t *testing.T) {
+	tab := Default()
+	for _, g := range goldens {
+		t.Run(g.name, func(t *testing.T) {
+			got := tab.Classify(g.reason, g.message)
+			if got.Cause != g.cause || got.Rule != g.rule {
+				t.Errorf("Classify(%q, %q)\n got cause %q by rule %q\nwant cause %q by rule %q", g.reason, g.message, got.Cause, got.Rule, g.cause, g.rule)
+			}
+			// The aggregator's prefix must not change the answer.
+			if agg := tab.Classify(g.reason, CombinedPrefix+g.message); agg != got {
+				t.Errorf("with the aggregation prefix: got %+v, without: %+v", agg, got)
+			}
+		})
+	}
+}
+
+// Every cause of the built-in table must be produced by at least one golden message.
+func TestEveryCauseReachable(t *testing.T) {
+	tab := Default()
+	hit := map[string]bool{}
+	for _, g := range goldens {
+		hit[tab.Classify(g.reason, g.message).Cause] = true
+	}
+	for _, c := range tab.Causes() {
+		if !hit[c.Name] {
+			t.Errorf("cause %q is not produced by any golden message", c.Name)
+		}
+	}
+}
+
+// Every rule must classify at least one golden message, with a cause it declares.
+func TestEveryRuleHit(t *testing.T) {
+	tab := Default()
+	hit := map[string]bool{}
+	for _, g := range goldens {
+		r := tab.Classify(g.reason, g.message)
+		if r.Rule != "" && !slices.Contains(tab.RuleCauses(r.Rule), r.Cause) {
+			t.Errorf("rule %q produced %q, not among its causes %v", r.Rule, r.Cause, tab.RuleCauses(r.Rule))
+		}
+		hit[r.Rule] = true
+	}
+	for _, r := range tab.Rules() {
+		if !hit[r.ID] {
+			t.Errorf("rule %q is not hit by any golden message", r.ID)
+		}
+	}
+}
+
+func BenchmarkClassify(b *testing.B) {
+	tab := Default()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		g := &goldens[i%len(goldens)]
+		tab.Classify(g.reason, g.message)
+	}
+}

@@ -1,0 +1,298 @@
+package causes
+
+import (
+	"bytes"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Matching cost. Go's regexp runs in linear time but is slow per byte (tens of ns per byte for a
+// case-insensitive alternation), and most rules do not match most messages. So each pattern is
+// compiled into branches (its top-level alternatives) and each branch gets
+//   - a prefilter: groups of literals such that every match contains a literal of each group,
+//     checked with bytes.Contains on the ASCII-lower-cased ("folded") message;
+//   - exact: the branch is nothing but a case-insensitive literal, so a prefilter hit is a match;
+//   - folded: for case-insensitive patterns, a lower-cased case-sensitive copy of the regexp run
+//     on the folded message (only when the message is pure ASCII, where both agree), which lets
+//     Go's regexp use its literal-prefix search.
+// Templates are never split (the capture group numbering must stay).
+
+type branch struct {
+	groups [][][]byte
+	exact  bool
+	re     *regexp.Regexp // on the message
+	folded *regexp.Regexp // on the folded message, nil when not applicable
+}
+
+func (b *branch) mayMatch(folded []byte) bool {
+	for _, group := range b.groups {
+		found := false
+		for _, lit := range group {
+			if bytes.Contains(folded, lit) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// match reports whether the branch matches. folded is the folded message; ascii tells whether the
+// message was pure ASCII (then folded has the same length and offsets).
+func (b *branch) match(message string, folded []byte, ascii bool) bool {
+	if !b.mayMatch(folded) {
+		return false
+	}
+	if b.exact {
+		return true
+	}
+	if ascii && b.folded != nil {
+		return b.folded.Match(folded)
+	}
+	return b.re.MatchString(message)
+}
+
+// submatch returns the submatch index pairs of a template branch, or nil.
+func (b *branch) submatch(message string, folded []byte, ascii bool) []int {
+	if !b.mayMatch(folded) {
+		return nil
+	}
+	if ascii && b.folded != nil {
+		return b.folded.FindSubmatchIndex(folded)
+	}
+	return b.re.FindStringSubmatchIndex(message)
+}
+
+// compileBranches splits a pattern into branches. split=false keeps it whole (templates).
+func compileBranches(pattern string, split bool) ([]branch, error) {
+	whole, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	subs := []*syntax.Regexp{tree}
+	if split && tree.Op == syntax.OpAlternate {
+		subs = tree.Sub
+	}
+	var out []branch
+	for _, sub := range subs {
+		b := branch{re: whole}
+		if len(subs) > 1 {
+			if b.re, err = regexp.Compile(sub.String()); err != nil {
+				return nil, err
+			}
+		}
+		groups, exact := required(sub.Simplify())
+		b.exact = split && exact && len(groups) == 1
+		for _, g := range groups {
+			var bs [][]byte
+			for _, l := range g {
+				bs = append(bs, []byte(l))
+			}
+			b.groups = append(b.groups, bs)
+		}
+		if lower, ok := lowerTree(sub); ok {
+			if b.folded, err = regexp.Compile(lower.String()); err != nil {
+				b.folded = nil
+			}
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// required returns groups of literals such that every match of re contains a literal of each
+// group (nil: nothing known), and whether re matches exactly the strings that contain one literal
+// of its single group (case-insensitively).
+func required(re *syntax.Regexp) (groups [][]string, exact bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		s := string(re.Rune)
+		if !isASCII(s) {
+			return nil, false
+		}
+		fold := re.Flags&syntax.FoldCase != 0
+		return [][]string{{strings.ToLower(s)}}, fold || !hasLetter(s)
+	case syntax.OpCapture:
+		return required(re.Sub[0])
+	case syntax.OpPlus:
+		g, _ := required(re.Sub[0])
+		return g, false
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			g, _ := required(re.Sub[0])
+			return g, false
+		}
+		return nil, false
+	case syntax.OpAlternate:
+		// One literal of some branch: each branch is reduced to its most selective group.
+		var union []string
+		exact := true
+		for _, sub := range re.Sub {
+			g, e := required(sub)
+			if g == nil {
+				return nil, false
+			}
+			best := g[0]
+			for _, cand := range g[1:] {
+				if minLen(cand) > minLen(best) {
+					best = cand
+				}
+			}
+			union = append(union, best...)
+			exact = exact && e && len(g) == 1
+		}
+		return [][]string{union}, exact
+	case syntax.OpConcat:
+		// Every child's groups are needed.
+		var all [][]string
+		for _, sub := range re.Sub {
+			g, _ := required(sub)
+			all = append(all, g...)
+		}
+		return all, false
+	}
+	return nil, false
+}
+
+// lowerTree returns a copy of re that, run case-sensitively on ASCII-lower-cased ASCII text,
+// matches exactly where re matches the original text. ok is false when there is no such copy
+// (a case-sensitive letter, a character class that is not closed under ASCII case).
+func lowerTree(re *syntax.Regexp) (*syntax.Regexp, bool) {
+	c := *re
+	c.Flags &^= syntax.FoldCase
+	switch re.Op {
+	case syntax.OpLiteral:
+		fold := re.Flags&syntax.FoldCase != 0
+		c.Rune = make([]rune, len(re.Rune))
+		for i, r := range re.Rune {
+			if r >= utf8.RuneSelf {
+				return nil, false
+			}
+			if isLetter(byte(r)) && !fold {
+				return nil, false
+			}
+			c.Rune[i] = toLower(r)
+		}
+		return &c, true
+	case syntax.OpCharClass:
+		if !classFoldClosed(re.Rune) {
+			return nil, false
+		}
+		return &c, true
+	}
+	if len(re.Sub) > 0 {
+		c.Sub = make([]*syntax.Regexp, len(re.Sub))
+		for i, s := range re.Sub {
+			l, ok := lowerTree(s)
+			if !ok {
+				return nil, false
+			}
+			c.Sub[i] = l
+		}
+	}
+	return &c, true
+}
+
+// classFoldClosed reports whether a class (pairs of ranges) contains, for every ASCII letter it
+// contains, the other case too.
+func classFoldClosed(ranges []rune) bool {
+	in := func(r rune) bool {
+		for i := 0; i+1 < len(ranges); i += 2 {
+			if ranges[i] <= r && r <= ranges[i+1] {
+				return true
+			}
+		}
+		return false
+	}
+	for r := 'a'; r <= 'z'; r++ {
+		if in(r) != in(r-'a'+'A') {
+			return false
+		}
+	}
+	return true
+}
+
+func minLen(l []string) int {
+	m := -1
+	for _, s := range l {
+		if m < 0 || len(s) < m {
+			m = len(s)
+		}
+	}
+	return m
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { c |= 0x20; return c >= 'a' && c <= 'z' }
+
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isLetter(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func toLower(r rune) rune {
+	if 'A' <= r && r <= 'Z' {
+		return r + 'a' - 'A'
+	}
+	return r
+}
+
+// foldInto writes s lower-cased into dst: ASCII letters are lower-cased, and the two non-ASCII
+// runes that Unicode case folding maps onto ASCII letters (KELVIN SIGN → k, LONG S → s) are
+// replaced by them, so a case-insensitive literal is found in dst whenever the regexp could match
+// it in s. Other bytes are copied. dst must be at least len(s) long; the result is never longer
+// than s. ascii reports whether s was pure ASCII (then the result has s's offsets).
+func foldInto(dst []byte, s string) (folded []byte, ascii bool) {
+	n := 0
+	ascii = true
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst[n] = c
+			n++
+			i++
+			continue
+		}
+		ascii = false
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case '\u212A':
+			dst[n] = 'k'
+			n++
+		case '\u017F':
+			dst[n] = 's'
+			n++
+		default:
+			n += copy(dst[n:], s[i:i+size])
+		}
+		i += size
+	}
+	return dst[:n], ascii
+}
+
+var bufPool = sync.Pool{New: func() any { return new([MaxMessageBytes]byte) }}
