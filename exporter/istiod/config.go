@@ -1,0 +1,324 @@
+// Package istiod checks that the endpoints of a Service (by default the selector-less `istiod-remote`
+// Service of an Istio remote/hosted mesh) equal what they should be: the pod IPs of some pods, the
+// LoadBalancer ingress address(es) of a Service (possibly in another cluster), or static addresses.
+//
+// With no configuration it discovers the DaoCloud mspider hosted-mesh layout on its own (see
+// docs/istiod-remote.md). Results are exported as the kubecause_endpoints_* metrics.
+package istiod
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+)
+
+// Defaults of the auto-discovered istiod-remote check.
+const (
+	DefaultNamespace  = "istio-system"
+	DefaultService    = "istiod-remote"
+	DiscoveredCheck   = "istiod-remote"
+	RoleControlPlane  = "control-plane"
+	RoleWorkload      = "workload"
+	maxCheckNameBytes = 63
+)
+
+// DefaultPorts are the istiod ports every istiod-remote address must carry: 15012 (xDS and CA over
+// TLS) and 15017 (the sidecar injection and validation webhooks).
+var DefaultPorts = []int32{15012, 15017}
+
+// Config is the endpoint-check configuration (`--endpoint-checks.config`). The zero value means
+// "auto-discover the mspider hosted-mesh layout and nothing else".
+type Config struct {
+	// Clusters are other clusters an expectation may be read from, by name.
+	Clusters []Cluster `json:"clusters,omitempty"`
+	// Discovery controls the zero-config istiod-remote check.
+	Discovery Discovery `json:"discovery,omitempty"`
+	// Checks are explicit, declarative endpoint checks.
+	Checks []Check `json:"checks,omitempty"`
+}
+
+// Cluster names another cluster reached through a kubeconfig file.
+type Cluster struct {
+	Name string `json:"name"`
+	// Kubeconfig is a path; a relative path is relative to the config file.
+	Kubeconfig string `json:"kubeconfig"`
+	// Context in the kubeconfig; empty = its current context.
+	Context string `json:"context,omitempty"`
+}
+
+// Discovery configures the auto-discovered istiod-remote check.
+type Discovery struct {
+	// Enabled defaults to true. Discovery stays off by itself when the cluster holds nothing
+	// mspider-like, and it skips the Service when an explicit check already covers it.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Namespace to look in (default istio-system).
+	Namespace string `json:"namespace,omitempty"`
+	// MeshID overrides the discovered mesh ID.
+	MeshID string `json:"meshID,omitempty"`
+	// Role overrides the discovered role: control-plane or workload.
+	Role string `json:"role,omitempty"`
+	// ControlPlaneCluster names a cluster of `clusters` holding the `istiod-<meshID>-hosted-lb`
+	// Service. Only used in the workload role; without it the workload-role check verifies presence
+	// and ports only and leaves the address comparison to PromQL (see docs/istiod-remote.md).
+	ControlPlaneCluster string `json:"controlPlaneCluster,omitempty"`
+	// Ports every address must carry (default 15012, 15017).
+	Ports []int32 `json:"ports,omitempty"`
+}
+
+// Check is one declarative expectation: the endpoints of Service `namespace/service` in the local
+// cluster must equal `expect`, each address carrying every port of `ports`.
+type Check struct {
+	Name      string  `json:"name"`
+	Namespace string  `json:"namespace"`
+	Service   string  `json:"service"`
+	Ports     []int32 `json:"ports,omitempty"`
+	Expect    Expect  `json:"expect"`
+}
+
+// Expect holds exactly one source of expected addresses.
+type Expect struct {
+	// Pods: the pod IPs of the running pods matching a label selector.
+	Pods *PodsExpectation `json:"pods,omitempty"`
+	// Service: the pod IPs of the running pods selected by another Service's selector.
+	Service *ServiceExpectation `json:"service,omitempty"`
+	// LoadBalancer: the `status.loadBalancer.ingress` IP(s) (or hostnames) of a Service.
+	LoadBalancer *LoadBalancerExpectation `json:"loadBalancer,omitempty"`
+	// Addresses: static IPs.
+	Addresses []string `json:"addresses,omitempty"`
+	// External: the expected addresses live elsewhere (compared in PromQL); only presence and ports
+	// are checked here.
+	External bool `json:"external,omitempty"`
+}
+
+// PodsExpectation selects pods by label.
+type PodsExpectation struct {
+	Cluster   string `json:"cluster,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Selector  string `json:"selector"`
+}
+
+// ServiceExpectation names a Service whose selector picks the expected pods.
+type ServiceExpectation struct {
+	Cluster   string `json:"cluster,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// LoadBalancerExpectation names a LoadBalancer Service.
+type LoadBalancerExpectation struct {
+	Cluster   string `json:"cluster,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Service   string `json:"service"`
+}
+
+// LoadConfig reads and validates a config file. Relative kubeconfig paths are made relative to the
+// file's directory. An empty file is a valid, zero-config configuration.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint checks config: %w", err)
+	}
+	cfg := &Config{}
+	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+		return nil, fmt.Errorf("endpoint checks config %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	for i := range cfg.Clusters {
+		if p := cfg.Clusters[i].Kubeconfig; p != "" && !filepath.IsAbs(p) {
+			cfg.Clusters[i].Kubeconfig = filepath.Join(dir, p)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("endpoint checks config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// CheckConfigFile validates a config file without contacting any cluster (`--config.check`).
+func CheckConfigFile(path string) error {
+	_, err := LoadConfig(path)
+	return err
+}
+
+var checkNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$`)
+
+// Validate reports the first problem of each field as "field.path: problem", all joined.
+func (c *Config) Validate() error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	fail := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	clusters := map[string]bool{}
+	for i, cl := range c.Clusters {
+		f := fmt.Sprintf("clusters[%d]", i)
+		switch {
+		case cl.Name == "":
+			fail(f+".name", "required")
+		case len(validation.IsDNS1123Label(cl.Name)) > 0:
+			fail(f+".name", "%q is not a DNS label (lower case letters, digits, '-')", cl.Name)
+		case cl.Name == "local":
+			fail(f+".name", `"local" is reserved for the cluster kubecause runs in`)
+		case clusters[cl.Name]:
+			fail(f+".name", "duplicate cluster %q", cl.Name)
+		}
+		clusters[cl.Name] = true
+		if cl.Kubeconfig == "" {
+			fail(f+".kubeconfig", "required")
+		} else if _, err := os.Stat(cl.Kubeconfig); err != nil {
+			fail(f+".kubeconfig", "%v", err)
+		}
+	}
+	clusterRef := func(field, name string) {
+		if name != "" && name != "local" && !clusters[name] {
+			fail(field, "unknown cluster %q (define it under clusters)", name)
+		}
+	}
+	nsRef := func(field, ns string) {
+		if ns != "" && len(validation.IsDNS1123Label(ns)) > 0 {
+			fail(field, "%q is not a valid namespace name", ns)
+		}
+	}
+	svcRef := func(field, name string) {
+		if name == "" {
+			fail(field, "required")
+		} else if len(validation.IsDNS1035Label(name)) > 0 {
+			fail(field, "%q is not a valid Service name", name)
+		}
+	}
+	portsRef := func(field string, ports []int32) {
+		seen := map[int32]bool{}
+		for j, p := range ports {
+			if p < 1 || p > 65535 {
+				fail(fmt.Sprintf("%s[%d]", field, j), "%d is not a port (1-65535)", p)
+			} else if seen[p] {
+				fail(fmt.Sprintf("%s[%d]", field, j), "duplicate port %d", p)
+			}
+			seen[p] = true
+		}
+	}
+
+	d := c.Discovery
+	nsRef("discovery.namespace", d.Namespace)
+	if d.Role != "" && d.Role != RoleControlPlane && d.Role != RoleWorkload {
+		fail("discovery.role", "%q: must be %q or %q", d.Role, RoleControlPlane, RoleWorkload)
+	}
+	if d.MeshID != "" && len(validation.IsDNS1123Label(d.MeshID)) > 0 {
+		fail("discovery.meshID", "%q is not a DNS label", d.MeshID)
+	}
+	if d.ControlPlaneCluster == "local" {
+		fail("discovery.controlPlaneCluster", `must name a cluster under clusters, not "local"`)
+	} else {
+		clusterRef("discovery.controlPlaneCluster", d.ControlPlaneCluster)
+	}
+	portsRef("discovery.ports", d.Ports)
+
+	names := map[string]bool{}
+	targets := map[string]int{}
+	for i, ch := range c.Checks {
+		f := fmt.Sprintf("checks[%d]", i)
+		switch {
+		case ch.Name == "":
+			fail(f+".name", "required")
+		case len(ch.Name) > maxCheckNameBytes || !checkNameRE.MatchString(ch.Name):
+			fail(f+".name", "%q: use at most %d letters, digits, '-', '_' or '.'", ch.Name, maxCheckNameBytes)
+		case names[ch.Name]:
+			fail(f+".name", "duplicate check name %q", ch.Name)
+		}
+		names[ch.Name] = true
+		if ch.Namespace == "" {
+			fail(f+".namespace", "required")
+		} else {
+			nsRef(f+".namespace", ch.Namespace)
+		}
+		svcRef(f+".service", ch.Service)
+		if j, dup := targets[ch.Namespace+"/"+ch.Service]; dup && ch.Service != "" {
+			fail(f+".service", "%s/%s is already checked by checks[%d]", ch.Namespace, ch.Service, j)
+		} else {
+			targets[ch.Namespace+"/"+ch.Service] = i
+		}
+		portsRef(f+".ports", ch.Ports)
+
+		e, ef := ch.Expect, f+".expect"
+		n := 0
+		if e.Pods != nil {
+			n++
+			clusterRef(ef+".pods.cluster", e.Pods.Cluster)
+			nsRef(ef+".pods.namespace", e.Pods.Namespace)
+			if strings.TrimSpace(e.Pods.Selector) == "" {
+				fail(ef+".pods.selector", "required (a label selector such as app=istiod)")
+			} else if sel, err := labels.Parse(e.Pods.Selector); err != nil {
+				fail(ef+".pods.selector", "%v", err)
+			} else if sel.Empty() {
+				fail(ef+".pods.selector", "must not select every pod")
+			}
+		}
+		if e.Service != nil {
+			n++
+			clusterRef(ef+".service.cluster", e.Service.Cluster)
+			nsRef(ef+".service.namespace", e.Service.Namespace)
+			svcRef(ef+".service.name", e.Service.Name)
+		}
+		if e.LoadBalancer != nil {
+			n++
+			clusterRef(ef+".loadBalancer.cluster", e.LoadBalancer.Cluster)
+			nsRef(ef+".loadBalancer.namespace", e.LoadBalancer.Namespace)
+			svcRef(ef+".loadBalancer.service", e.LoadBalancer.Service)
+		}
+		if len(e.Addresses) > 0 {
+			n++
+			for j, a := range e.Addresses {
+				if net.ParseIP(a) == nil {
+					fail(fmt.Sprintf("%s.addresses[%d]", ef, j), "%q is not an IP address", a)
+				}
+			}
+		}
+		if e.External {
+			n++
+		}
+		if n != 1 {
+			fail(ef, "exactly one of pods, service, loadBalancer, addresses, external is required (found %d)", n)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// discoveryEnabled reports whether the zero-config check runs.
+func (c *Config) discoveryEnabled() bool {
+	return c == nil || c.Discovery.Enabled == nil || *c.Discovery.Enabled
+}
+
+// RemoteClients builds a client for every cluster of `clusters`, for New's remote argument.
+func (c *Config) RemoteClients() (map[string]kubernetes.Interface, error) {
+	out := map[string]kubernetes.Interface{}
+	if c == nil {
+		return out, nil
+	}
+	for _, cl := range c.Clusters {
+		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: cl.Kubeconfig}
+		overrides := &clientcmd.ConfigOverrides{CurrentContext: cl.Context}
+		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q: %w", cl.Name, err)
+		}
+		rc.UserAgent = "kubecause-endpoint-check"
+		cs, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q: %w", cl.Name, err)
+		}
+		out[cl.Name] = cs
+	}
+	return out, nil
+}
