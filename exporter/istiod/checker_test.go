@@ -134,11 +134,11 @@ func TestControlPlaneMetalLBIPWherePodIPBelongs(t *testing.T) {
 	h := start(t, nil, cs, nil)
 	tg := istiodRemote
 	h.expectMetrics(
-		discoveryInfo(RoleControlPlane, SourceService)+
-			tg.state(StateMismatch)+tg.counts(2, 2)+
-			tg.wrong(lbIP, "15012", ProblemUnexpected)+tg.wrong(lbIP, "15017", ProblemUnexpected)+
-			tg.wrong(podIP, "15012", ProblemMissing)+tg.wrong(podIP, "15017", ProblemMissing)+
-			tg.wrongCounts(2, 2, 0)+tg.addrs(lbIP+":15012", lbIP+":15017")+
+		discoveryInfo(RoleControlPlane, SourceService) +
+			tg.state(StateMismatch) + tg.counts(2, 2) +
+			tg.wrong(lbIP, "15012", ProblemUnexpected) + tg.wrong(lbIP, "15017", ProblemUnexpected) +
+			tg.wrong(podIP, "15012", ProblemMissing) + tg.wrong(podIP, "15017", ProblemMissing) +
+			tg.wrongCounts(2, 2, 0) + tg.addrs(lbIP+":15012", lbIP+":15017") +
 			errorsTotal(DiscoveredCheck, 0))
 	if !strings.Contains(h.logs.String(), "hosted mesh found") || !strings.Contains(h.logs.String(), "mesh_id=mesh1") {
 		t.Errorf("no discovery log line:\n%s", h.logs)
@@ -480,7 +480,9 @@ func TestUnreadableClusterIsError(t *testing.T) {
 	h := &harness{t: t, c: c, ctx: ctx}
 	tg := target{"remote-lb", ns, DefaultService}
 	h.expectMetrics(tg.state(StateError), "kubecause_endpoints_match", "kubecause_endpoints_actual_addresses")
-	h.waitFor("errors counted", func() bool { return strings.Contains(collectText(h), `kubecause_endpoints_check_errors_total{check="remote-lb"} `) && c.errorCount("remote-lb") >= 2 })
+	h.waitFor("errors counted", func() bool {
+		return strings.Contains(collectText(h), `kubecause_endpoints_check_errors_total{check="remote-lb"} `) && c.errorCount("remote-lb") >= 2
+	})
 	if c.Synced() {
 		t.Error("Synced() = true although a cluster cannot be listed")
 	}
