@@ -125,7 +125,7 @@ func (e *Engine) labelsOf(ev *corev1.Event) labels {
 	if ns == "" && ev.InvolvedObject.Kind == "" {
 		ns = ev.Namespace
 	}
-	cause, rule := e.cfg.Classify(ev.Reason, Message(ev.Message))
+	cause, rule := e.cfg.Classify(ev.Reason, ev.Message)
 	return labels{
 		namespace: Label(ns),
 		kind:      Label(ev.InvolvedObject.Kind),
@@ -166,7 +166,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 	if !e.wanted(ev) {
 		return
 	}
-	n := occurrences(ev)
+	n := Occurrences(ev)
 	t, known := e.events[k]
 	if known && t.count == n {
 		return // resync or a change that is no new occurrence
@@ -261,7 +261,7 @@ func (e *Engine) delete(obj interface{}) {
 	}
 	if t, ok := e.events[k]; ok {
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
-		if n := occurrences(ev); n > t.count && e.wanted(ev) {
+		if n := Occurrences(ev); n > t.count && e.wanted(ev) {
 			e.m.count(e.labelsOf(ev), float64(n-t.count))
 			t.count = n
 		}

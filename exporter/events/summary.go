@@ -17,9 +17,9 @@ const MaxMessageBytes = 4096
 // MaxLabelBytes bounds every label value kubecause exports.
 const MaxLabelBytes = 128
 
-// occurrences is the number of occurrences an Event object stands for, as Kubernetes counts them:
+// Occurrences is the number of occurrences an Event object stands for, as Kubernetes counts them:
 // core/v1 `count`, or events.k8s.io `series.count`; an object without either stands for one.
-func occurrences(ev *corev1.Event) int32 {
+func Occurrences(ev *corev1.Event) int32 {
 	n := ev.Count
 	if ev.Series != nil && ev.Series.Count > n {
 		n = ev.Series.Count

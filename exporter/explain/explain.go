@@ -1,0 +1,207 @@
+// Package explain is `kubecause explain`: offline diagnosis of Events for support engineers.
+// It reads what `kubectl get events -A -o json` prints (a core/v1 EventList or List, an
+// events.k8s.io/v1 list, or a bare JSON array of Events of either API), or a live cluster, and
+// prints one row per Event with its cause and runbook.
+package explain
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/events"
+)
+
+// Row is one explained Event.
+type Row struct {
+	Namespace  string `json:"namespace"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Reason     string `json:"reason"`
+	Type       string `json:"type"`
+	Message    string `json:"message"`
+	Cause      string `json:"cause"`
+	Category   string `json:"category"`
+	Count      int32  `json:"count"`
+	RunbookURL string `json:"runbook_url"`
+}
+
+// rawEvent accepts both APIs' field names.
+type rawEvent struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	// core/v1
+	InvolvedObject     corev1.ObjectReference `json:"involvedObject"`
+	Reason             string                 `json:"reason"`
+	Message            string                 `json:"message"`
+	Type               string                 `json:"type"`
+	Count              int32                  `json:"count"`
+	Source             corev1.EventSource     `json:"source"`
+	ReportingComponent string                 `json:"reportingComponent"`
+	Series             *struct {
+		Count int32 `json:"count"`
+	} `json:"series"`
+	// events.k8s.io/v1
+	Regarding           corev1.ObjectReference `json:"regarding"`
+	Note                string                 `json:"note"`
+	DeprecatedCount     int32                  `json:"deprecatedCount"`
+	DeprecatedSource    corev1.EventSource     `json:"deprecatedSource"`
+	ReportingController string                 `json:"reportingController"`
+}
+
+func (r *rawEvent) event() corev1.Event {
+	ev := corev1.Event{ObjectMeta: r.Metadata, Reason: r.Reason, Type: r.Type}
+	if r.Regarding.Kind != "" || r.Note != "" || r.ReportingController != "" {
+		ev.InvolvedObject, ev.Message, ev.Count = r.Regarding, r.Note, r.DeprecatedCount
+		ev.Source, ev.ReportingController = r.DeprecatedSource, r.ReportingController
+	} else {
+		ev.InvolvedObject, ev.Message, ev.Count = r.InvolvedObject, r.Message, r.Count
+		ev.Source, ev.ReportingController = r.Source, r.ReportingComponent
+	}
+	if r.Series != nil {
+		ev.Series = &corev1.EventSeries{Count: r.Series.Count}
+	}
+	return ev
+}
+
+// Decode reads a list or an array of Events. Errors name the position (line:column) or the item.
+func Decode(r io.Reader) ([]corev1.Event, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading input: %w", err)
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, errors.New("input is empty: expected the output of `kubectl get events -A -o json`")
+	}
+	var items []json.RawMessage
+	if trimmed[0] == '[' {
+		if err := json.Unmarshal(data, &items); err != nil {
+			return nil, positioned(data, err)
+		}
+	} else {
+		var list struct {
+			Kind  string            `json:"kind"`
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, positioned(data, err)
+		}
+		if list.Items == nil {
+			return nil, fmt.Errorf("input is a JSON object of kind %q without \"items\": expected an EventList, a List or an array of Events", list.Kind)
+		}
+		items = list.Items
+	}
+	out := make([]corev1.Event, 0, len(items))
+	for i, raw := range items {
+		var re rawEvent
+		if err := json.Unmarshal(raw, &re); err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		if re.Kind != "" && re.Kind != "Event" {
+			return nil, fmt.Errorf("item %d: kind %q is not an Event", i, re.Kind)
+		}
+		out = append(out, re.event())
+	}
+	return out, nil
+}
+
+// positioned turns a JSON error into one that names line and column.
+func positioned(data []byte, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return fmt.Errorf("malformed input: %w", err)
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return fmt.Errorf("malformed input at line %d, column %d (byte %d): %w", line, col, off, err)
+}
+
+// List reads the Events of a live cluster, page by page.
+func List(ctx context.Context, client kubernetes.Interface, namespace, fieldSelector string) ([]corev1.Event, error) {
+	var out []corev1.Event
+	opts := metav1.ListOptions{FieldSelector: fieldSelector, Limit: 500}
+	for {
+		l, err := client.CoreV1().Events(namespace).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing Events: %w", err)
+		}
+		out = append(out, l.Items...)
+		if l.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = l.Continue
+	}
+}
+
+// Explain classifies Events.
+func Explain(evs []corev1.Event, t *causes.Table, runbookPattern string) []Row {
+	rows := make([]Row, 0, len(evs))
+	for i := range evs {
+		ev := &evs[i]
+		res := t.Classify(ev.Reason, ev.Message)
+		c, _ := t.Cause(res.Cause)
+		ns := ev.InvolvedObject.Namespace
+		if ns == "" && ev.InvolvedObject.Kind == "" {
+			ns = ev.Namespace
+		}
+		rows = append(rows, Row{
+			Namespace: ns, Kind: ev.InvolvedObject.Kind, Name: ev.InvolvedObject.Name,
+			Reason: ev.Reason, Type: ev.Type, Message: ev.Message,
+			Cause: res.Cause, Category: c.Category, Count: events.Occurrences(ev),
+			RunbookURL: causes.RunbookURL(runbookPattern, c.Runbook),
+		})
+	}
+	return rows
+}
+
+// Print writes rows as a table ("" or "table") or as a JSON array ("json").
+func Print(w io.Writer, rows []Row, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if rows == nil {
+			rows = []Row{}
+		}
+		return enc.Encode(rows)
+	case "", "table":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAMESPACE\tOBJECT\tREASON\tCAUSE\tCOUNT\tRUNBOOK")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\n", dash(r.Namespace), r.Kind, r.Name, r.Reason, r.Cause,
+				strconv.Itoa(int(r.Count)), dash(r.RunbookURL))
+		}
+		return tw.Flush()
+	}
+	return fmt.Errorf("unknown output format %q (want table or json)", format)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

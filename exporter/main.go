@@ -1,0 +1,366 @@
+// Command kubecause exports cause-labelled metrics of Kubernetes Events and checks istiod-remote
+// endpoints. See README.md and docs/.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/events"
+	"github.com/kubecause/kubecause/exporter/explain"
+	"github.com/kubecause/kubecause/exporter/istiod"
+	"github.com/kubecause/kubecause/exporter/kube"
+)
+
+// DefaultRunbookURLPattern points at the runbooks of this repository; %s is the runbook page.
+const DefaultRunbookURLPattern = "https://github.com/kubecause/kubecause/blob/main/docs/runbooks/%s.md"
+
+type options struct {
+	kube            kube.Options
+	namespaces      []string
+	excluded        []string
+	fieldSelector   string
+	normalReasons   []string
+	maxSeries       int
+	maxObjectSeries int
+	causesFile      string
+	checksFile      string
+	checksEnabled   bool
+	runbookPattern  string
+	configCheck     bool
+	metricsPath     string
+	explainFile     string
+	explainOutput   string
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	var o options
+	app := kingpin.New("kubecause", "Exports why Kubernetes pods are stuck: cause-labelled Event metrics and istiod-remote endpoint checks.")
+	app.Version(version.Print("kubecause"))
+	app.HelpFlag.Short('h')
+	logCfg := &promslog.Config{}
+	promslogflag.AddFlags(app, logCfg)
+
+	app.Flag("kubeconfig", "Path to a kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config).").StringVar(&o.kube.Kubeconfig)
+	app.Flag("context", "Kubeconfig context to use.").StringVar(&o.kube.Context)
+	app.Flag("events.field-selector", "Server-side field selector for Events.").Default("type=Warning").StringVar(&o.fieldSelector)
+	app.Flag("runbook.url-pattern", "Runbook URL pattern; %s is the runbook page.").Default(DefaultRunbookURLPattern).StringVar(&o.runbookPattern)
+	app.Flag("causes.file", "Cause table to use instead of the built-in one (docs/causes.md).").StringVar(&o.causesFile)
+
+	serve := app.Command("run", "Run the exporter (default).").Default()
+	webFlags := webflag.AddFlags(serve, ":9737")
+	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
+	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.namespaces)
+	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
+	serve.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable).").StringsVar(&o.normalReasons)
+	serve.Flag("events.max-series", "Cap on label sets of kubecause_events_total and kubecause_objects_affected_total.").Default("10000").IntVar(&o.maxSeries)
+	serve.Flag("object-view.max-series", "Cap on series of the per-object view (kubecause_object_events).").Default("10000").IntVar(&o.maxObjectSeries)
+	serve.Flag("endpoint-checks.config", "Endpoint check configuration (docs/istiod-remote.md); default: discover the istiod-remote layout.").StringVar(&o.checksFile)
+	serve.Flag("endpoint-checks.enabled", "Run endpoint checks.").Default("true").BoolVar(&o.checksEnabled)
+	serve.Flag("config.check", "Validate the configuration files and exit.").BoolVar(&o.configCheck)
+
+	ex := app.Command("explain", "Explain Events offline: one row per Event with its cause and runbook.")
+	ex.Flag("file", "File with `kubectl get events -A -o json` output; - for stdin. Without it, the live cluster is read.").Short('f').StringVar(&o.explainFile)
+	ex.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&o.explainOutput, "table", "json")
+	ex.Flag("namespace", "Live cluster: only this namespace.").Short('n').StringsVar(&o.namespaces)
+
+	cmd, err := app.Parse(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kubecause: %v (try --help)\n", err)
+		return 2
+	}
+	logger := promslog.New(logCfg)
+	klog.SetSlogLogger(logger.With("component", "client-go"))
+	o.kube.UserAgent = "kubecause/" + version.Version
+
+	table, tableSource, err := loadTable(o.causesFile)
+	if err != nil {
+		logger.Error("invalid cause table", "err", err)
+		return 1
+	}
+	switch cmd {
+	case ex.FullCommand():
+		return runExplain(o, table)
+	}
+	if o.configCheck {
+		return checkConfig(o, *webFlags.WebConfigFile, logger)
+	}
+	return runExporter(o, table, tableSource, webFlags, logger)
+}
+
+func loadTable(path string) (*causes.Table, string, error) {
+	if path == "" {
+		return causes.Default(), "builtin", nil
+	}
+	t, err := causes.Load(path)
+	return t, path, err
+}
+
+// checkConfig validates every configuration file without starting (like `promtool check config`).
+func checkConfig(o options, webConfig string, logger *slog.Logger) int {
+	ok := true
+	if o.checksFile != "" {
+		if err := istiod.CheckConfigFile(o.checksFile); err != nil {
+			logger.Error("invalid endpoint check configuration", "file", o.checksFile, "err", err)
+			ok = false
+		}
+	}
+	if webConfig != "" {
+		if err := web.Validate(webConfig); err != nil {
+			logger.Error("invalid web configuration", "file", webConfig, "err", err)
+			ok = false
+		}
+	}
+	if !ok {
+		return 1
+	}
+	logger.Info("configuration is valid", "causes_file", o.causesFile, "endpoint_checks_config", o.checksFile, "web_config", webConfig)
+	return 0
+}
+
+func runExplain(o options, table *causes.Table) int {
+	var evs []corev1.Event
+	var err error
+	switch o.explainFile {
+	case "":
+		evs, err = listLive(o)
+	case "-":
+		evs, err = explain.Decode(os.Stdin)
+	default:
+		f, ferr := os.Open(o.explainFile)
+		if ferr != nil {
+			fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", ferr)
+			return 1
+		}
+		defer f.Close()
+		evs, err = explain.Decode(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", err)
+		return 1
+	}
+	if err := explain.Print(os.Stdout, explain.Explain(evs, table, o.runbookPattern), o.explainOutput); err != nil {
+		fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func listLive(o options) ([]corev1.Event, error) {
+	client, _, err := kube.Client(o.kube)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if len(o.namespaces) == 0 {
+		return explain.List(ctx, client, "", o.fieldSelector)
+	}
+	var all []corev1.Event
+	for _, ns := range o.namespaces {
+		evs, err := explain.List(ctx, client, ns, o.fieldSelector)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, evs...)
+	}
+	return all, nil
+}
+
+// fieldSelector adds the excluded namespaces to the user's selector (server-side).
+func fieldSelector(base string, excluded []string) string {
+	parts := []string{}
+	if base != "" {
+		parts = append(parts, base)
+	}
+	for _, ns := range excluded {
+		parts = append(parts, "metadata.namespace!="+ns)
+	}
+	return strings.Join(parts, ",")
+}
+
+func runExporter(o options, table *causes.Table, tableSource string, webFlags *web.FlagConfig, logger *slog.Logger) int {
+	var checks *istiod.Config
+	if o.checksEnabled && o.checksFile != "" {
+		c, err := istiod.LoadConfig(o.checksFile)
+		if err != nil {
+			logger.Error("invalid endpoint check configuration", "file", o.checksFile, "err", err)
+			return 1
+		}
+		checks = c
+	}
+	if webFlags.WebConfigFile != nil && *webFlags.WebConfigFile != "" {
+		if err := web.Validate(*webFlags.WebConfigFile); err != nil {
+			logger.Error("invalid web configuration", "file", *webFlags.WebConfigFile, "err", err)
+			return 1
+		}
+	}
+	client, _, err := kube.Client(o.kube)
+	if err != nil {
+		logger.Error("cannot configure the Kubernetes client", "err", err)
+		return 1
+	}
+	// Selectors that do not parse are a configuration error, not something to retry forever.
+	if _, err := fields.ParseSelector(fieldSelector(o.fieldSelector, o.excluded)); err != nil {
+		logger.Error("invalid --events.field-selector", "selector", o.fieldSelector, "err", err)
+		return 1
+	}
+	selector := o.fieldSelector
+	if len(o.normalReasons) > 0 && selector == "type=Warning" {
+		selector = "" // Normal reasons were asked for: filter by type in the engine instead
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	engine := events.New(events.Config{
+		Classify: func(reason, message string) (string, string) {
+			r := table.Classify(reason, message)
+			return r.Cause, r.Rule
+		},
+		MaxSeries:       o.maxSeries,
+		MaxObjectSeries: o.maxObjectSeries,
+		NormalReasons:   o.normalReasons,
+		Logger:          logger,
+	})
+	engine.SetTable(tableInfo(table, tableSource, o.runbookPattern))
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		versioncollector.NewCollector("kubecause"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	reg.MustRegister(engine.Collectors()...)
+
+	if len(o.namespaces) == 0 {
+		src := engine.NewSource("all")
+		go src.Watch(ctx, client, "", fieldSelector(selector, o.excluded), logger)
+	} else {
+		for _, ns := range o.namespaces {
+			src := engine.NewSource(ns)
+			go src.Watch(ctx, client, ns, selector, logger)
+		}
+	}
+	if o.checksEnabled {
+		if err := startChecks(ctx, checks, client, reg, logger); err != nil {
+			logger.Error("cannot start endpoint checks", "err", err)
+			return 1
+		}
+	}
+	logger.Info("starting kubecause", "version", version.Info(), "build_context", version.BuildContext(),
+		"causes_table", table.Version(), "causes_source", tableSource,
+		"field_selector", fieldSelector(selector, o.excluded), "namespaces", o.namespaces)
+
+	mux := http.NewServeMux()
+	mux.Handle(o.metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true,
+		ErrorHandling:     promhttp.ContinueOnError,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
+		Timeout:           30 * time.Second,
+	}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !engine.Synced() {
+			http.Error(w, "initial list of Events not read yet\n", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	if o.metricsPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "kubecause",
+			Description: "Why Kubernetes pods are stuck: cause-labelled Event metrics and istiod-remote endpoint checks",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: o.metricsPath, Text: "Metrics"},
+				{Address: "/readyz", Text: "Readiness (initial Event list read)"},
+				{Address: "/healthz", Text: "Liveness"},
+			},
+		})
+		if err != nil {
+			logger.Error("landing page", "err", err)
+			return 1
+		}
+		mux.Handle("/", landing)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
+	select {
+	case err := <-errc:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("HTTP server failed", "err", err)
+			return 1
+		}
+	case <-ctx.Done():
+		logger.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}
+	return 0
+}
+
+func startChecks(ctx context.Context, cfg *istiod.Config, client kubernetes.Interface, reg *prometheus.Registry, logger *slog.Logger) error {
+	if cfg == nil {
+		cfg = &istiod.Config{}
+	}
+	remote, err := cfg.RemoteClients()
+	if err != nil {
+		return err
+	}
+	checker, err := istiod.New(cfg, client, remote, logger.With("component", "endpoint-checks"))
+	if err != nil {
+		return err
+	}
+	reg.MustRegister(checker)
+	go func() {
+		if err := checker.Run(ctx); err != nil && ctx.Err() == nil {
+			logger.Error("endpoint checks stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+func tableInfo(t *causes.Table, source, pattern string) events.TableInfo {
+	info := events.TableInfo{Version: t.Version(), Source: source}
+	for _, c := range t.Causes() {
+		info.Causes = append(info.Causes, events.CauseInfo{Name: c.Name, Category: c.Category, RunbookURL: causes.RunbookURL(pattern, c.Runbook)})
+	}
+	for _, r := range t.Rules() {
+		for _, c := range t.RuleCauses(r.ID) {
+			info.Rules = append(info.Rules, events.RuleCause{Rule: r.ID, Cause: c})
+		}
+	}
+	info.Rules = append(info.Rules, events.RuleCause{Rule: "", Cause: causes.Unknown})
+	return info
+}
