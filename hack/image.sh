@@ -4,8 +4,8 @@
 # Output (under bin/image/):
 #   oci/                         OCI image layout holding the multi-arch index
 #   kubecause-<version>.oci.tar  the same layout as one tarball (an "oci-archive"): load it with
-#                                `skopeo copy oci-archive:<file> docker://<registry>/kubecause:<version>`,
-#                                `crane push bin/image/oci <ref> --index`, or `podman load -i <file>`.
+#                                `skopeo copy oci-archive:<file> docker://<registry>/kubecause:<version>`, or push
+#                                `crane push bin/image/oci <ref>`.
 # Then it runs the image test (deploy/image_test.go): the amd64 binary in the image prints the version.
 #
 # Base image: .ko.yaml names gcr.io/distroless/static:nonroot. Set KUBECAUSE_BASE_IMAGE to use another
@@ -61,6 +61,9 @@ if [ "$base" = local ]; then
 	done
 	[ -n "$port" ] || { echo "image: the local registry did not start" >&2; cat "$work/registry.log" >&2; exit 1; }
 	reg="127.0.0.1:$port/base"
+	quiet_crane() {
+		"$crane" "$@" >/dev/null 2>>"$work/crane.log" || { echo "image: crane $1 failed:" >&2; cat "$work/crane.log" >&2; return 1; }
+	}
 
 	# The files distroless/static:nonroot provides that matter to a static Go binary.
 	fs="$work/rootfs"
@@ -74,14 +77,14 @@ if [ "$base" = local ]; then
 	# the home directory belongs to nonroot
 	tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=65532 --group=65532 --numeric-owner \
 		-C "$fs" -cf "$work/home.tar" home/nonroot
-	"$crane" append --oci-empty-base -f "$work/base.tar" -f "$work/home.tar" -t "$reg:rootfs" >/dev/null 2>>"$work/crane.log"
+	quiet_crane append --oci-empty-base -f "$work/base.tar" -f "$work/home.tar" -t "$reg:rootfs"
 	manifests=()
 	for arch in amd64 arm64; do
-		"$crane" mutate "$reg:rootfs" --set-platform "linux/$arch" --user 65532:65532 \
-			--env PATH=/usr/local/bin:/usr/bin:/bin -t "$reg:$arch" >/dev/null 2>>"$work/crane.log"
+		quiet_crane mutate "$reg:rootfs" --set-platform "linux/$arch" --user 65532:65532 \
+			--env PATH=/usr/local/bin:/usr/bin:/bin -t "$reg:$arch"
 		manifests+=(-m "$reg:$arch")
 	done
-	"$crane" index append "${manifests[@]}" -t "$reg:nonroot" >/dev/null 2>>"$work/crane.log"
+	quiet_crane index append "${manifests[@]}" -t "$reg:nonroot"
 	base="$reg:nonroot"
 fi
 echo "image: base $base"
