@@ -1,0 +1,134 @@
+package explain
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kubecause/kubecause/exporter/causes"
+)
+
+const pattern = "https://example.com/docs/runbooks/%s.md"
+
+// What `kubectl get events -A -o json` prints: a List of core/v1 Events.
+const coreList = `{
+  "apiVersion": "v1",
+  "kind": "List",
+  "items": [
+    {
+      "apiVersion": "v1", "kind": "Event",
+      "metadata": {"name": "mspider-mcpc-ckube-remote-7d9.17a", "namespace": "istio-system"},
+      "involvedObject": {"kind": "Pod", "namespace": "istio-system", "name": "mspider-mcpc-ckube-remote-7d9"},
+      "reason": "FailedMount", "type": "Warning", "count": 12,
+      "message": "MountVolume.SetUp failed for volume \"remote-kube-api-server\" : configmap \"mspider-mcpc-remote-kube-api-server\" not found",
+      "source": {"component": "kubelet", "host": "node-1"}
+    },
+    {
+      "apiVersion": "v1", "kind": "Event",
+      "metadata": {"name": "istio-ingressgateway-b8b.17b", "namespace": "istio-system"},
+      "involvedObject": {"kind": "Pod", "namespace": "istio-system", "name": "istio-ingressgateway-b8b597c59-7gnwr"},
+      "reason": "Unhealthy", "type": "Warning", "count": 3,
+      "message": "Readiness probe failed: Get \"http://10.244.0.17:15021/healthz/ready\": dial tcp 10.244.0.17:15021: connect: connection refused"
+    }
+  ]
+}`
+
+// events.k8s.io/v1 objects: regarding, note, series, reportingController.
+const eventsAPIList = `{"apiVersion":"events.k8s.io/v1","kind":"EventList","items":[
+  {"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"etcd-0.1","namespace":"mesh"},
+   "regarding":{"kind":"Pod","namespace":"mesh","name":"etcd-0"},"reason":"FailedScheduling","type":"Warning",
+   "note":"0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+   "reportingController":"default-scheduler","series":{"count":7,"lastObservedTime":"2026-11-22T10:00:00.000000Z"}}]}`
+
+func explainString(t *testing.T, input string) []Row {
+	t.Helper()
+	evs, err := Decode(strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Explain(evs, causes.Default(), pattern)
+}
+
+func TestExplainCoreList(t *testing.T) {
+	rows := explainString(t, coreList)
+	if len(rows) != 2 {
+		t.Fatalf("rows = %d", len(rows))
+	}
+	r := rows[0]
+	if r.Namespace != "istio-system" || r.Kind != "Pod" || r.Name != "mspider-mcpc-ckube-remote-7d9" || r.Reason != "FailedMount" ||
+		r.Cause != "configmap_not_found" || r.Count != 12 {
+		t.Fatalf("row = %+v", r)
+	}
+	if r.RunbookURL != "https://example.com/docs/runbooks/kubecausepodvolumefailing.md#configmap_not_found" {
+		t.Fatalf("runbook = %q", r.RunbookURL)
+	}
+	if rows[1].Cause != "readiness_probe_connection_refused" {
+		t.Fatalf("probe cause = %q", rows[1].Cause)
+	}
+}
+
+func TestExplainEventsAPIListAndBareArray(t *testing.T) {
+	rows := explainString(t, eventsAPIList)
+	if len(rows) != 1 || rows[0].Name != "etcd-0" || rows[0].Count != 7 || rows[0].Cause != "scheduling_pvc_unbound" {
+		t.Fatalf("rows = %+v", rows)
+	}
+	var list struct{ Items []json.RawMessage }
+	if err := json.Unmarshal([]byte(coreList), &list); err != nil {
+		t.Fatal(err)
+	}
+	arr, _ := json.Marshal(list.Items)
+	if rows := explainString(t, string(arr)); len(rows) != 2 || rows[0].Cause != "configmap_not_found" {
+		t.Fatalf("bare array rows = %+v", rows)
+	}
+}
+
+func TestExplainJSONOutputFields(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Print(&buf, explainString(t, coreList), "json"); err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+		t.Fatalf("output is not a JSON array: %v\n%s", err, buf.String())
+	}
+	for _, k := range []string{"namespace", "kind", "name", "reason", "type", "message", "cause", "count", "runbook_url"} {
+		if _, ok := out[0][k]; !ok {
+			t.Errorf("field %q missing in %v", k, out[0])
+		}
+	}
+}
+
+func TestExplainTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Print(&buf, explainString(t, coreList), "table"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAMESPACE") {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	for _, want := range []string{"Pod/mspider-mcpc-ckube-remote-7d9", "configmap_not_found", "12", "kubecausepodvolumefailing.md#configmap_not_found"} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("row %q lacks %q", lines[1], want)
+		}
+	}
+}
+
+func TestExplainMalformedInputNamesThePosition(t *testing.T) {
+	for name, tc := range map[string]struct{ input, want string }{
+		"syntax":    {"{\"kind\": \"List\",\n \"items\": [ {\"reason\": }\n]}", "line 2, column"},
+		"type":      {`{"kind":"List","items":[{"reason": 5}]}`, "item 0"},
+		"not list":  {`{"kind":"Pod","metadata":{}}`, `without "items"`},
+		"empty":     {"  \n", "empty"},
+		"not event": {`[{"kind":"Pod"}]`, `kind "Pod" is not an Event`},
+		"truncated": {coreList[:len(coreList)/2], "malformed input"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(tc.input))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
