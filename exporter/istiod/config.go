@@ -12,7 +12,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -129,6 +131,13 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("endpoint checks config: %w", err)
 	}
 	cfg := &Config{}
+	var raw any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("endpoint checks config %s: %w", path, err)
+	}
+	if err := unknownFields(raw, reflect.TypeOf(cfg).Elem(), ""); err != nil {
+		return nil, fmt.Errorf("endpoint checks config %s: %w", path, err)
+	}
 	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
 		return nil, fmt.Errorf("endpoint checks config %s: %w", path, err)
 	}
@@ -148,6 +157,53 @@ func LoadConfig(path string) (*Config, error) {
 func CheckConfigFile(path string) error {
 	_, err := LoadConfig(path)
 	return err
+}
+
+// unknownFields reports the first key of raw (decoded YAML) that t has no field for, with its path.
+func unknownFields(raw any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch v := raw.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return nil // type errors are reported by the decoder
+		}
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			fields[name] = f.Type
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			ft, ok := fields[k]
+			if !ok {
+				return fmt.Errorf("unknown field %q", p)
+			}
+			if err := unknownFields(v[k], ft, p); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice {
+			return nil
+		}
+		for i, e := range v {
+			if err := unknownFields(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 var checkNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$`)
