@@ -256,7 +256,7 @@ local lib = import 'lib.libsonnet';
             'for': cfg.exporterDownFor,
             labels: { severity: 'critical' },
             annotations: {
-              summary: 'kubecause is down.',
+              summary: 'The kubecause exporter is down.',
               description: 'No kubecause replica%s has been scraped successfully for %s: Event causes and istiod-remote checks are not monitored.' % [onCluster, cfg.exporterDownFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseDown'),
             },
@@ -269,7 +269,7 @@ local lib = import 'lib.libsonnet';
             'for': cfg.watchFailingFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'kubecause cannot watch Events.',
+              summary: 'The kubecause exporter cannot watch Events.',
               description: 'kubecause {{ $labels.instance }}%s has not been able to list or watch Events for %s.' % [onCluster, cfg.watchFailingFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseWatchFailing'),
             },
@@ -282,7 +282,7 @@ local lib = import 'lib.libsonnet';
             'for': cfg.seriesCapFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'kubecause drops series because a cap is reached.',
+              summary: 'The kubecause exporter drops series because a cap is reached.',
               description: 'kubecause%s drops new label sets of {{ $labels.metric }} ({{ $value | humanize }}/s): the cap is reached.' % onCluster,
               runbook_url: lib.runbookURL(cfg, 'KubecauseSeriesCapReached'),
             },
