@@ -44,6 +44,11 @@ func TestHarness(t *testing.T) {
 	}
 	t.Logf("webhook received: %v", got)
 
+	// The control plane restarts on the same etcd data, ports and certificates: objects survive
+	// and clients reconnect.
+	down, err := s.Cluster.RestartControlPlane(ctx)
+	check(t, err)
+	t.Logf("kube-apiserver and etcd restarted in %s", down.Round(time.Millisecond))
 	must[*corev1.Pod](t)(s.Objects.SetRunning(ctx, pod, "10.244.0.17"))
 	res, err := s.Webhook.WaitResolved(60*time.Second, map[string]string{"alertname": "HarnessContainerWaiting"})
 	check(t, err)

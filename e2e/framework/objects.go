@@ -88,6 +88,24 @@ func (o Objects) SetRunning(ctx context.Context, p *corev1.Pod, podIP string) (*
 	})
 }
 
+// SetRunningNotReady sets the pod Running with its containers running but not ready (a
+// failing readiness probe).
+func (o Objects) SetRunningNotReady(ctx context.Context, p *corev1.Pod, podIP string) (*corev1.Pod, error) {
+	return o.updateStatus(ctx, p, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.PodIP = podIP
+		p.Status.PodIPs = []corev1.PodIP{{IP: podIP}}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", LastTransitionTime: metav1.Now()}}
+		p.Status.ContainerStatuses = nil
+		for _, c := range p.Spec.Containers {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: c.Name, Image: c.Image, Ready: false, Started: ptr(true),
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
+			})
+		}
+	})
+}
+
 // SetEvicted sets the pod Failed with reason Evicted, as the kubelet's eviction manager does.
 func (o Objects) SetEvicted(ctx context.Context, p *corev1.Pod, message string) (*corev1.Pod, error) {
 	return o.updateStatus(ctx, p, func(p *corev1.Pod) {

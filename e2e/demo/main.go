@@ -1,0 +1,130 @@
+// Command demo runs kubecause's whole chain locally: a kube-apiserver with etcd,
+// kube-state-metrics, kubecause, Prometheus (UI on 127.0.0.1:9090) and Alertmanager
+// (127.0.0.1:9093), plays the seed scenarios in, prints what fired with runbook links, and
+// cleans up on Ctrl-C. hack/demo.sh (make demo) runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kubecause/kubecause/e2e/framework"
+)
+
+func main() {
+	prom := flag.String("prometheus", "127.0.0.1:9090", "Prometheus listen address")
+	am := flag.String("alertmanager", "127.0.0.1:9093", "Alertmanager listen address")
+	maxFor := flag.Duration("alert-for", 10*time.Second, "cap on the alerts' `for` so the demo fires within seconds (0: the mixin's own durations)")
+	wait := flag.Duration("wait", 3*time.Minute, "how long to wait for the expected alerts")
+	exitAfter := flag.Bool("exit", false, "stop after printing what fired instead of waiting for Ctrl-C")
+	flag.Parse()
+	if err := run(*prom, *am, *maxFor, *wait, *exitAfter); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := os.MkdirTemp("", "kubecause-demo-")
+	if err != nil {
+		return err
+	}
+	if maxFor == 0 {
+		maxFor = -1
+	}
+	scenarios := framework.SeedScenarios()
+	logf := func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }
+	fmt.Println("Starting the local chain (logs under " + dir + "/logs):")
+	s, err := framework.StartStack(ctx, framework.StackOptions{
+		WorkDir: dir, Namespaces: framework.Namespaces(scenarios), MaxFor: maxFor,
+		PrometheusListen: promAddr, AlertmanagerListen: amAddr, Logf: logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("\nStopping everything …")
+		s.Stop()
+		_ = os.RemoveAll(dir)
+	}()
+	if maxFor > 0 {
+		fmt.Printf("  (alert `for` durations capped at %s for the demo; the mixin's own are 10–15 min)\n", maxFor)
+	}
+
+	fmt.Println("\nPlaying the seed scenarios (Events written as the kubelet, controllers and scheduler write them):")
+	for _, sc := range scenarios {
+		if err := sc.Play(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", sc.ID, err)
+		}
+		fmt.Printf("  %-4s %s\n", sc.ID, sc.Title)
+	}
+
+	fmt.Printf("\nWaiting up to %s for the alerts to reach Alertmanager …\n", wait)
+	var expected []framework.ExpectedAlert
+	for _, sc := range scenarios {
+		expected = append(expected, sc.Alerts...)
+	}
+	_ = s.Webhook.WaitFor(wait, func(w *framework.Webhook) bool {
+		for _, a := range expected {
+			if len(w.Firing(a.Match())) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	firing := s.Webhook.Firing(nil)
+	sort.Slice(firing, func(i, j int) bool { return firing[i].String() < firing[j].String() })
+	fmt.Printf("\nFiring now (%d alerts, as the pager received them):\n", len(firing))
+	for _, n := range firing {
+		what := n.Labels["pod"]
+		for _, k := range []string{"persistentvolumeclaim", "service", "node"} {
+			if what == "" {
+				what = n.Labels[k]
+			}
+		}
+		fmt.Printf("  %-36s %s/%s", n.Labels["alertname"], n.Labels["namespace"], what)
+		if c := n.Labels["cause"]; c != "" {
+			fmt.Printf("  cause=%s", c)
+		}
+		fmt.Printf("\n      %s\n      runbook: %s\n", n.Annotations["description"], n.Annotations["runbook_url"])
+	}
+	var missing []string
+	for _, a := range expected {
+		if len(s.Webhook.Firing(a.Match())) == 0 {
+			missing = append(missing, a.Name+fmt.Sprint(a.Labels))
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Printf("\nExpected but not firing: %s\n", strings.Join(missing, "; "))
+	}
+
+	k := s.Kubecause[0]
+	fmt.Printf(`
+Where to look:
+  Prometheus UI      http://%[1]s   (try: sum by (namespace, cause) (kubecause_events_total))
+  Alerts             http://%[1]s/alerts
+  Alertmanager       http://%[2]s
+  kubecause metrics  http://%[3]s/metrics
+  kube-state-metrics http://%[4]s/metrics
+  the cluster        kubectl --kubeconfig %[5]s get events -A
+  offline diagnosis  %[6]s explain -f <events.json>
+`, s.Prometheus.Addr, s.Alertmanager.Addr, k.Addr, s.KSM.Addr, s.Cluster.KubeconfigPath, s.Bin.Kubecause)
+	if exitAfter {
+		if len(missing) > 0 {
+			return fmt.Errorf("%d expected alerts did not fire", len(missing))
+		}
+		return nil
+	}
+	fmt.Println("\nPress Ctrl-C to stop and clean up.")
+	<-ctx.Done()
+	return nil
+}

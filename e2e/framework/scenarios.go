@@ -1,0 +1,247 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Occurrences is an expected value of kubecause_events_total.
+type Occurrences struct {
+	Namespace, Kind, Reason, Cause string
+	Count                          float64
+}
+
+// Selector is the PromQL selector of the expectation (summed over component and type).
+func (o Occurrences) Selector() string {
+	return fmt.Sprintf(`sum(kubecause_events_total{namespace=%q,kind=%q,reason=%q,cause=%q})`, o.Namespace, o.Kind, o.Reason, o.Cause)
+}
+
+// ExpectedAlert is an alert the pager must receive for a scenario.
+type ExpectedAlert struct {
+	Name   string
+	Labels map[string]string // must all be present with these values
+	// Runbook is the page (lower-case alert name) and, for cause alerts, "#<cause>".
+	Runbook string
+}
+
+// Match returns the labels that identify the alert among all notifications.
+func (a ExpectedAlert) Match() map[string]string {
+	m := map[string]string{"alertname": a.Name}
+	for k, v := range a.Labels {
+		m[k] = v
+	}
+	return m
+}
+
+// RunbookOK reports whether url points at the expected runbook page (and section).
+func (a ExpectedAlert) RunbookOK(url string) bool {
+	return strings.HasSuffix(url, "/"+a.Runbook)
+}
+
+// Scenario is one seed scenario, written as the kubelet, the scheduler and the controllers
+// would write it.
+type Scenario struct {
+	ID, Title string
+	Namespace string
+	Play      func(ctx context.Context, s *Stack) error
+	// Fix makes the state healthy again (the alerts must resolve).
+	Fix         func(ctx context.Context, s *Stack) error
+	Occurrences []Occurrences
+	Alerts      []ExpectedAlert
+}
+
+type podPlay struct {
+	ns, name, node string
+	opts           PodOptions
+}
+
+func (p podPlay) create(ctx context.Context, s *Stack) (*corev1.Pod, error) {
+	o := p.opts
+	if o.Node == "" && p.node != "" {
+		o.Node = p.node
+	}
+	return s.Objects.CreatePod(ctx, p.ns, p.name, o)
+}
+
+func (s *Stack) pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	return s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// kubeletScenario creates a pod in the given waiting state ("Running": running, not ready)
+// and writes the kubelet's Events: each message once, then a count patch to counts[i].
+func kubeletScenario(id, title, ns, pod, node, waiting string, events [][3]string, counts []int32, occ []Occurrences, alerts []ExpectedAlert) Scenario {
+	return Scenario{
+		ID: id, Title: title, Namespace: ns, Occurrences: occ, Alerts: alerts,
+		Play: func(ctx context.Context, s *Stack) error {
+			p, err := podPlay{ns: ns, name: pod, node: node}.create(ctx, s)
+			if err != nil {
+				return err
+			}
+			if waiting == "Running" {
+				p, err = s.Objects.SetRunningNotReady(ctx, p, "10.244.0.17")
+			} else {
+				p, err = s.Objects.SetWaiting(ctx, p, waiting, "")
+			}
+			if err != nil {
+				return err
+			}
+			k := Kubelet(s.Cluster.Client, node)
+			for i, e := range events {
+				ev, err := k.Emit(ctx, PodRef(p), e[0], e[1], e[2])
+				if err != nil {
+					return err
+				}
+				if i < len(counts) && counts[i] > 1 {
+					if err := ev.SetCount(ctx, counts[i]); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			p, err := s.pod(ctx, ns, pod)
+			if err != nil {
+				return err
+			}
+			_, err = s.Objects.SetRunning(ctx, p, "10.244.0.17")
+			return err
+		},
+	}
+}
+
+func podAlert(name, ns, pod, cause string) ExpectedAlert {
+	return ExpectedAlert{Name: name, Labels: map[string]string{"namespace": ns, "pod": pod, "cause": cause}, Runbook: strings.ToLower(name) + ".md#" + cause}
+}
+
+const warning = corev1.EventTypeWarning
+
+// SeedScenarios are the seed scenarios with an Event or state signal (see the seeds' README).
+func SeedScenarios() []Scenario {
+	sc := []Scenario{
+		kubeletScenario("S1", "hosted mesh ckube-remote: ConfigMap not pushed yet", "istio-system", "mspider-mcpc-ckube-remote-6b8d7c9f5-m2x7q", "mesh-cp-worker-1", "ContainerCreating",
+			[][3]string{
+				{warning, "FailedMount", `MountVolume.SetUp failed for volume "remote-kube-api-server" : configmap "mspider-mcpc-remote-kube-api-server" not found`},
+				{warning, "FailedMount", `Unable to attach or mount volumes: unmounted volumes=[remote-kube-api-server], unattached volumes=[remote-kube-api-server kube-api-access-ljncs ckube-config]: timed out waiting for the condition`},
+			}, []int32{3, 1},
+			[]Occurrences{{"istio-system", "Pod", "FailedMount", "configmap_not_found", 3}, {"istio-system", "Pod", "FailedMount", "mount_timeout", 1}},
+			[]ExpectedAlert{podAlert("KubecausePodVolumeFailing", "istio-system", "mspider-mcpc-ckube-remote-6b8d7c9f5-m2x7q", "configmap_not_found")}),
+		kubeletScenario("S6", "istio-ingressgateway readiness probe refused (no MetalLB)", "istio-system", "istio-ingressgateway-7c6f9d8b5-q4w2e", "member-worker-1", "Running",
+			[][3]string{{warning, "Unhealthy", `Readiness probe failed: Get "http://10.244.0.17:15021/healthz/ready": dial tcp 10.244.0.17:15021: connect: connection refused`}}, []int32{12},
+			[]Occurrences{{"istio-system", "Pod", "Unhealthy", "readiness_probe_connection_refused", 12}},
+			[]ExpectedAlert{podAlert("KubecausePodProbeFailing", "istio-system", "istio-ingressgateway-7c6f9d8b5-q4w2e", "readiness_probe_connection_refused")}),
+		kubeletScenario("S5", "flannel CrashLoopBackOff after reboot (no default route)", "kube-flannel", "kube-flannel-ds-jqgsm", "arm-node-1", "CrashLoopBackOff",
+			[][3]string{{warning, "BackOff", `Back-off restarting failed container kube-flannel in pod kube-flannel-ds-jqgsm_kube-flannel(5e5d7f1e-2b1c-4e7a-9d3f-0a1b2c3d4e5f)`}}, []int32{7},
+			[]Occurrences{{"kube-flannel", "Pod", "BackOff", "crash_loop_backoff", 7}},
+			[]ExpectedAlert{podAlert("KubecauseContainerFailing", "kube-flannel", "kube-flannel-ds-jqgsm", "crash_loop_backoff")}),
+		kubeletScenario("S8", "volume still attached to the dead node (Multi-Attach)", "apps", "mysql-0", "worker-2", "ContainerCreating",
+			[][3]string{{warning, "FailedAttachVolume", `Multi-Attach error for volume "pvc-0a5c3d8e-3a4e-4c1f-9d2e-6f2b0e4a7c11" Volume is already exclusively attached to one node and can't be attached to another`}}, nil,
+			[]Occurrences{{"apps", "Pod", "FailedAttachVolume", "volume_multi_attach", 1}},
+			[]ExpectedAlert{podAlert("KubecausePodVolumeFailing", "apps", "mysql-0", "volume_multi_attach")}),
+		kubeletScenario("S9", "subPath mount of a changed ConfigMap", "apps", "manage-5d7f8c9b6-x8k2l", "worker-1", "RunContainerError",
+			[][3]string{{warning, "Failed", `Error: failed to create containerd task: OCI runtime create failed: container_linux.go:345: starting container process caused "process_linux.go:424: container init caused \"rootfs_linux.go:58: mounting \\\"/var/lib/kubelet/pods/211d53f4-d08c-11e9-b0a7-b6655eaf02a6/volume-subpaths/manage-config-volume/manage/0\\\" to rootfs \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1/rootfs\\\" at \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1/rootfs/app/resources/application.properties\\\" caused \\\"no such file or directory\\\"\"": unknown`}}, []int32{4},
+			[]Occurrences{{"apps", "Pod", "Failed", "subpath_failed", 4}},
+			[]ExpectedAlert{podAlert("KubecausePodVolumeFailing", "apps", "manage-5d7f8c9b6-x8k2l", "subpath_failed")}),
+		kubeletScenario("S10", "runtime data dir full", "apps", "apigateway-6dc48bf8b6-l8xrw", "worker-3", "ContainerCreating",
+			[][3]string{{warning, "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "apigateway-6dc48bf8b6-l8xrw": Error response from daemon: mkdir /var/lib/docker/aufs/mnt/1f09d6c1c9f24e8daaea5bf33a4230de7dbc758e3b22785e8ee21e3e3d921214-init: no space left on device`}}, []int32{30},
+			[]Occurrences{{"apps", "Pod", "FailedCreatePodSandBox", "disk_full", 30}},
+			[]ExpectedAlert{podAlert("KubecausePodSandboxFailing", "apps", "apigateway-6dc48bf8b6-l8xrw", "disk_full")}),
+		kubeletScenario("S11", "memory limit 1024m kills the pause container", "apps", "web-0", "worker-1", "ContainerCreating",
+			[][3]string{
+				{warning, "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "web-0": Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container process caused "process_linux.go:301: running exec setns process for init caused \"signal: killed\"": unknown`},
+				{corev1.EventTypeNormal, "SandboxChanged", `Pod sandbox changed, it will be killed and re-created.`},
+			}, []int32{5, 5},
+			[]Occurrences{{"apps", "Pod", "FailedCreatePodSandBox", "memory_limit_too_small", 5}},
+			[]ExpectedAlert{podAlert("KubecausePodSandboxFailing", "apps", "web-0", "memory_limit_too_small")}),
+		kubeletScenario("S12", "pull secret missing: no basic auth credentials", "game", "game-2048-6f7d9c8b5-kq2n4", "worker-2", "ImagePullBackOff",
+			[][3]string{
+				{warning, "Failed", `Failed to pull image "docker.com:8080/public/2048:latest": rpc error: code = Unknown desc = Error response from daemon: Get http://docker.com:8080/v2/public/2048/manifests/latest: no basic auth credentials`},
+				{corev1.EventTypeNormal, "BackOff", `Back-off pulling image "docker.com:8080/public/2048:latest"`},
+			}, []int32{4, 9},
+			[]Occurrences{{"game", "Pod", "Failed", "image_auth_failed", 4}},
+			[]ExpectedAlert{podAlert("KubecausePodImagePullFailing", "game", "game-2048-6f7d9c8b5-kq2n4", "image_auth_failed")}),
+		kubeletScenario("S13", "CNI cannot allocate a pod IP", "apps", "web-1", "worker-4", "ContainerCreating",
+			[][3]string{{warning, "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = NetworkPlugin cni failed to set up pod "web-1_apps" network: failed to allocate for range 0: no IP addresses available in range set: 10.244.1.1-10.244.1.254`}}, []int32{6},
+			[]Occurrences{{"apps", "Pod", "FailedCreatePodSandBox", "cni_error", 6}},
+			[]ExpectedAlert{podAlert("KubecausePodSandboxFailing", "apps", "web-1", "cni_error")}),
+		kubeletScenario("S15", "sandbox name already in use", "apps", "lomp-ext-d8c8b8c46-4v8tl", "worker-5", "ContainerCreating",
+			[][3]string{{warning, "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "lomp-ext-d8c8b8c46-4v8tl": Error response from daemon: Conflict. The container name "/k8s_POD_lomp-ext-d8c8b8c46-4v8tl_apps_65046a06-f795-11e9-9bb6-b67fb7a70bad_0" is already in use by container "30aa3f5847e0ce89e9d411e76783ba14accba7eb7743e605a10a9a8e4d3b2c1f". You have to remove (or rename) that container to be able to reuse that name.`}}, []int32{2},
+			[]Occurrences{{"apps", "Pod", "FailedCreatePodSandBox", "sandbox_name_conflict", 2}},
+			[]ExpectedAlert{podAlert("KubecausePodSandboxFailing", "apps", "lomp-ext-d8c8b8c46-4v8tl", "sandbox_name_conflict")}),
+		kubeletScenario("S16", "SELinux enforcing denies keycreate", "kube-system", "ecc-hostpath-provisioner-8jbhf", "worker-6", "ContainerCreating",
+			[][3]string{{warning, "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "ecc-hostpath-provisioner-8jbhf": Error response from daemon: OCI runtime create failed: container_linux.go:349: starting container process caused "process_linux.go:449: container init caused \"write /proc/self/attr/keycreate: permission denied\"": unknown`}}, nil,
+			[]Occurrences{{"kube-system", "Pod", "FailedCreatePodSandBox", "selinux_denied", 1}},
+			[]ExpectedAlert{podAlert("KubecausePodSandboxFailing", "kube-system", "ecc-hostpath-provisioner-8jbhf", "selinux_denied")}),
+	}
+	sc = append(sc, s2(), s3())
+	return sc
+}
+
+// S2: the hosted mesh's etcd PVC waits for a StorageClass that does not exist.
+func s2() Scenario {
+	const ns, claim = "istio-system", "data-mspider-mcpc-etcd-0"
+	return Scenario{
+		ID: "S2", Title: "hosted mesh etcd PVC: no StorageClass", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			pvc, err := s.Objects.CreatePVC(ctx, ns, claim, nil)
+			if err != nil {
+				return err
+			}
+			rec := &Recorder{Client: s.Cluster.Client, Component: "persistentvolume-controller"}
+			ev, err := rec.Emit(ctx, Ref(pvc, "PersistentVolumeClaim", "v1"), warning, "FailedBinding", `no persistent volumes available for this claim and no storage class is set`)
+			if err != nil {
+				return err
+			}
+			return ev.SetCount(ctx, 5)
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			pvc, err := s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			_, err = s.Objects.SetPVCPhase(ctx, pvc, corev1.ClaimBound)
+			return err
+		},
+		Occurrences: []Occurrences{{ns, "PersistentVolumeClaim", "FailedBinding", "no_storage_class", 5}},
+		Alerts: []ExpectedAlert{{Name: "KubecausePVCProvisioningFailing", Labels: map[string]string{"namespace": ns, "persistentvolumeclaim": claim, "cause": "no_storage_class"},
+			Runbook: "kubecausepvcprovisioningfailing.md#no_storage_class"}},
+	}
+}
+
+// S3: the hosted istiod's LoadBalancer Service never gets an address (no MetalLB).
+func s3() Scenario {
+	const ns, svc = "istio-system", "istiod-mesh-1-hosted-lb"
+	return Scenario{
+		ID: "S3", Title: "istiod hosted LoadBalancer without an address", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			_, err := s.Objects.CreateService(ctx, ns, svc, true, map[string]string{"app": "istiod-mesh-1-hosted"}, 15012, 15017)
+			return err
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			cur, err := s.Cluster.Client.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			_, err = s.Objects.SetLoadBalancerIngress(ctx, cur, "10.6.10.200")
+			return err
+		},
+		Alerts: []ExpectedAlert{{Name: "KubecauseLoadBalancerNoAddress", Labels: map[string]string{"namespace": ns, "service": svc}, Runbook: "kubecauseloadbalancernoaddress.md"}},
+	}
+}
+
+// Namespaces lists the namespaces the scenarios use.
+func Namespaces(sc []Scenario) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range sc {
+		if !seen[s.Namespace] {
+			seen[s.Namespace] = true
+			out = append(out, s.Namespace)
+		}
+	}
+	return out
+}

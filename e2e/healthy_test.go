@@ -1,0 +1,47 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubecause/kubecause/e2e/framework"
+)
+
+// TestHealthyClusterFiresNothing: running pods with the kubelet's Normal Events, a bound PVC
+// and a LoadBalancer with an address, evaluated by every rule for a while: no alert reaches
+// the pager and no Warning occurrence is counted.
+func TestHealthyClusterFiresNothing(t *testing.T) {
+	ctx := testContext(t)
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps", "istio-system"}})
+	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
+	for _, name := range []string{"web-0", "web-1"} {
+		p := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "apps", name, framework.PodOptions{Node: "worker-1"}))
+		p = must[*corev1.Pod](t)(s.Objects.SetRunning(ctx, p, "10.244.0.10"))
+		for _, e := range [][2]string{{"Pulled", `Container image "registry.example/app:1.0" already present on machine`}, {"Created", "Created container main"}, {"Started", "Started container main"}} {
+			must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(p), corev1.EventTypeNormal, e[0], e[1]))
+		}
+	}
+	sc := "standard"
+	pvc := must[*corev1.PersistentVolumeClaim](t)(s.Objects.CreatePVC(ctx, "apps", "data-web-0", &sc))
+	must[*corev1.PersistentVolumeClaim](t)(s.Objects.SetPVCPhase(ctx, pvc, corev1.ClaimBound))
+	svc := must[*corev1.Service](t)(s.Objects.CreateService(ctx, "istio-system", "istio-ingressgateway", true, map[string]string{"app": "istio-ingressgateway"}, 80, 443))
+	must[*corev1.Service](t)(s.Objects.SetLoadBalancerIngress(ctx, svc, "10.6.10.201"))
+
+	// Every rule is evaluated each second and `for` is capped at 5 s: 20 more scrapes of
+	// kubecause leave every alert time to fire.
+	promValue(t, s, `count(kube_pod_status_phase{namespace="apps",phase="Running"} == 1)`, 2)
+	waitScrapes(t, s, "kubecause", 20)
+	if n := s.Webhook.All(); len(n) != 0 {
+		t.Errorf("healthy cluster: the pager received %v", n)
+	}
+	alerts, err := s.Prometheus.API.Alerts(ctx)
+	check(t, err)
+	for _, a := range alerts {
+		t.Errorf("healthy cluster: prometheus holds %s alert %v", a.State, a.Labels)
+	}
+	v := promZero(t, s, `sum(kubecause_events_total{type="Warning"})`)
+	t.Logf("healthy cluster: Warning occurrences %s, alerts received 0, prometheus alerts %d", v, len(alerts))
+}
