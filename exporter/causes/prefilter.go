@@ -23,8 +23,11 @@ import (
 type branch struct {
 	groups [][][]byte
 	exact  bool
-	re     *regexp.Regexp // on the message
-	folded *regexp.Regexp // on the folded message, nil when not applicable
+	// first and then, when set: the branch is exactly "<one of first>.*<one of then>" with
+	// case-insensitive literals, decided by literal search on messages without a newline.
+	first, then [][]byte
+	re          *regexp.Regexp // on the message
+	folded      *regexp.Regexp // on the folded message, nil when not applicable
 }
 
 func (b *branch) mayMatch(folded []byte) bool {
@@ -52,10 +55,33 @@ func (b *branch) match(message string, folded []byte, ascii bool) bool {
 	if b.exact {
 		return true
 	}
+	if b.first != nil && bytes.IndexByte(folded, '\n') < 0 {
+		return inOrder(folded, b.first, b.then)
+	}
 	if ascii && b.folded != nil {
 		return b.folded.Match(folded)
 	}
 	return b.re.MatchString(message)
+}
+
+// inOrder reports whether some literal of first ends at or before the start of some literal of
+// then in s.
+func inOrder(s []byte, first, then [][]byte) bool {
+	end := -1
+	for _, l := range first {
+		if i := bytes.Index(s, l); i >= 0 && (end < 0 || i+len(l) < end) {
+			end = i + len(l)
+		}
+	}
+	if end < 0 {
+		return false
+	}
+	for _, l := range then {
+		if bytes.Contains(s[end:], l) {
+			return true
+		}
+	}
+	return false
 }
 
 // submatch returns the submatch index pairs of a template branch, or nil.
@@ -100,6 +126,9 @@ func compileBranches(pattern string, split bool) ([]branch, error) {
 			}
 			b.groups = append(b.groups, bs)
 		}
+		if split {
+			b.first, b.then = orderedPair(sub)
+		}
 		if lower, ok := lowerTree(sub); ok {
 			if b.folded, err = regexp.Compile(lower.String()); err != nil {
 				b.folded = nil
@@ -108,6 +137,31 @@ func compileBranches(pattern string, split bool) ([]branch, error) {
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// orderedPair recognises "L1.*L2" where L1 and L2 are exact literal sets.
+func orderedPair(re *syntax.Regexp) (first, then [][]byte) {
+	if re.Op != syntax.OpConcat || len(re.Sub) != 3 {
+		return nil, nil
+	}
+	star := re.Sub[1]
+	if star.Op != syntax.OpStar || star.Sub[0].Op != syntax.OpAnyCharNotNL {
+		return nil, nil
+	}
+	g1, e1 := required(re.Sub[0])
+	g2, e2 := required(re.Sub[2])
+	if !e1 || !e2 || len(g1) != 1 || len(g2) != 1 {
+		return nil, nil
+	}
+	return toBytes(g1[0]), toBytes(g2[0])
+}
+
+func toBytes(l []string) [][]byte {
+	out := make([][]byte, len(l))
+	for i, s := range l {
+		out[i] = []byte(s)
+	}
+	return out
 }
 
 // required returns groups of literals such that every match of re contains a literal of each
@@ -153,11 +207,29 @@ func required(re *syntax.Regexp) (groups [][]string, exact bool) {
 		}
 		return [][]string{union}, exact
 	case syntax.OpConcat:
-		// Every child's groups are needed.
+		// Every child's groups are needed. When every child is an exact literal set, the concat
+		// is one too: the cross product (the parser factors "401 x|403 y" into "40(?:1 x|3 y)").
 		var all [][]string
+		cross, exact := []string{""}, true
 		for _, sub := range re.Sub {
-			g, _ := required(sub)
+			g, e := required(sub)
 			all = append(all, g...)
+			if !e || len(g) != 1 || len(cross)*len(g[0]) > maxCross {
+				exact = false
+				continue
+			}
+			if exact {
+				var next []string
+				for _, a := range cross {
+					for _, b := range g[0] {
+						next = append(next, a+b)
+					}
+				}
+				cross = next
+			}
+		}
+		if exact && len(re.Sub) > 0 {
+			return [][]string{cross}, true
 		}
 		return all, false
 	}
@@ -221,6 +293,8 @@ func classFoldClosed(ranges []rune) bool {
 	}
 	return true
 }
+
+const maxCross = 64
 
 func minLen(l []string) int {
 	m := -1
