@@ -1,7 +1,6 @@
 package istiod
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -469,15 +468,10 @@ func TestUnreadableClusterIsError(t *testing.T) {
 			Expect: Expect{LoadBalancer: &LoadBalancerExpectation{Cluster: "cp", Service: "istiod-mesh1-hosted-lb"}}}},
 		Discovery: Discovery{Enabled: new(bool)},
 	}
-	c, err := New(cfg, local, map[string]kubernetes.Interface{"cp": cp}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.resync, c.syncGrace, c.probeWait = 20*time.Millisecond, 50*time.Millisecond, time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = c.Run(ctx) }()
-	h := &harness{t: t, c: c, ctx: ctx}
+	h := startNoWait(t, cfg, local, map[string]kubernetes.Interface{"cp": cp}, func(c *Checker) {
+		c.resync, c.syncGrace = 20*time.Millisecond, 50*time.Millisecond
+	})
+	c := h.c
 	tg := target{"remote-lb", ns, DefaultService}
 	h.expectMetrics(tg.state(StateError), "kubecause_endpoints_match", "kubecause_endpoints_actual_addresses")
 	h.waitFor("errors counted", func() bool {

@@ -98,6 +98,11 @@ func (c *Checker) evaluate() {
 	}
 	c.disc = disc
 	ts := float64(now.UnixNano()) / 1e9
+	for name := range c.lastCheck {
+		if results[name] == nil {
+			delete(c.lastCheck, name) // e.g. discovery turned the check off
+		}
+	}
 	for name, r := range results {
 		if _, ok := c.errorsTotal[name]; !ok {
 			c.errorsTotal[name] = 0

@@ -124,6 +124,13 @@ type harness struct {
 // must have come through a watch.
 func start(t *testing.T, cfg *Config, local kubernetes.Interface, remote map[string]kubernetes.Interface, tune ...func(*Checker)) *harness {
 	t.Helper()
+	h := startNoWait(t, cfg, local, remote, tune...)
+	h.waitFor("synced", h.c.Synced)
+	return h
+}
+
+func startNoWait(t *testing.T, cfg *Config, local kubernetes.Interface, remote map[string]kubernetes.Interface, tune ...func(*Checker)) *harness {
+	t.Helper()
 	logs := &logBuffer{}
 	c, err := New(cfg, local, remote, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
@@ -149,9 +156,7 @@ func start(t *testing.T, cfg *Config, local kubernetes.Interface, remote map[str
 			t.Errorf("Run did not return after cancel")
 		}
 	})
-	h := &harness{t: t, c: c, logs: logs, ctx: ctx}
-	h.waitFor("synced", c.Synced)
-	return h
+	return &harness{t: t, c: c, logs: logs, ctx: ctx}
 }
 
 func (h *harness) waitFor(what string, cond func() bool) {
