@@ -1,0 +1,127 @@
+package causes
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// Markdown renders the reference page docs/causes.md for the table: how classification works,
+// one row per cause and the rules in match order. runbookDir is the link prefix of runbook pages
+// relative to the page (docs/causes.md links "runbooks/<page>.md#<anchor>").
+func (t *Table) Markdown(runbookDir string) []byte {
+	var b bytes.Buffer
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# Causes\n\n")
+	w("<!-- Generated from exporter/causes/causes.yaml by hack/generate/causes-doc.sh; do not edit. -->\n\n")
+	w("kubecause gives every Event it counts a `cause` label: a name from a closed, versioned set, each with\n")
+	w("a runbook section. This page lists the causes of the built-in cause table (version `%s`) and\n", t.Version())
+	w("the rules that recognise them.\n\n")
+	w("## How an Event is classified\n\n")
+	w("- The input is the Event's `reason` and `message` (`note` for events.k8s.io Events).\n")
+	w("- The prefix `%s` that client-go's aggregator puts in front of a message is stripped\n", strings.TrimSpace(CombinedPrefix))
+	w("  first (an aggregated Event has the same reason and cause as the Events it folds).\n")
+	w("- Only the first %d bytes (4 KiB) of the message are looked at, so a huge message costs no more\n", MaxMessageBytes)
+	w("  than that; a signature further in is not seen. Invalid UTF-8 is matched as U+FFFD and never fails.\n")
+	w("- The rules are tried **in order and the first match wins**. A rule applies to the Event reasons it\n")
+	w("  lists (exact match), or to every reason when it lists none; a rule with reasons may leave out the\n")
+	w("  pattern and then matches every message of those reasons. Specific rules come before generic ones:\n")
+	w("  `no space left on device` inside a `FailedCreatePodSandBox` message is `disk_full`, not\n")
+	w("  `sandbox_failed`.\n")
+	w("- Patterns are [Go RE2 regular expressions](https://github.com/google/re2/wiki/Syntax) (linear time);\n")
+	w("  `(?i)` makes one case-insensitive. Docker, containerd and CRI-O word the same failure differently;\n")
+	w("  the built-in rules cover all three.\n")
+	w("- A rule's cause may be a template with one `{group}` placeholder, filled from the pattern's named\n")
+	w("  group `(?P<group>…)` and restricted to the listed `values` — the probe rules turn\n")
+	w("  `Liveness probe failed:` into `liveness_probe_…`. Every final cause is still declared, so the set\n")
+	w("  stays enumerable.\n")
+	w("- No match gives `%s`; `kubecause_events_unclassified_total` counts those occurrences.\n", Unknown)
+	w("- Causes marked *symptom* are consequences of another cause (a timeout waiting for a volume, a\n")
+	w("  sandbox being re-created, a pull back-off): look for the pod's other Events for the root cause.\n\n")
+	w("`kubecause_rule_hits_total{rule,cause}` counts occurrences per rule (pre-initialised to 0 for every\n")
+	w("rule and cause it can produce), `kubecause_cause_info{cause,category,runbook_url}` lists the causes\n")
+	w("and `kubecause_causes_table_info{version,source}` names the table in use (see [metrics](metrics.md)).\n\n")
+	w("## Your own cause table\n\n")
+	w("Start from a copy of `exporter/causes/causes.yaml` and pass it with `--causes.file=<path>`. The\n")
+	w("file is checked when kubecause starts: unknown cause names, duplicate rule ids, invalid patterns,\n")
+	w("missing fields and causes without a runbook are errors that name the rule (index and id) or cause\n")
+	w("and the field, and kubecause does not start with an invalid table. Keep the causes your alerts and\n")
+	w("dashboards use; you may add causes (with a `runbook` of the form `<page>#<anchor>`) and rules.\n\n")
+	w("```yaml\nversion: \"1.0.0-mycompany.1\"\ncauses:\n")
+	w("  - name: configmap_not_found\n    category: volume\n    meaning: A ConfigMap the pod needs does not exist.\n")
+	w("    runbook: kubecausepodvolumefailing#configmap_not_found\n  # ... every cause, including unknown\n")
+	w("rules:\n  - id: volume.configmap_not_found      # stable: it is the rule label of kubecause_rule_hits_total\n")
+	w("    reasons: [FailedMount, Failed]         # optional; empty = any reason\n")
+	w("    pattern: '(?i)configmaps? \"[^\"]*\" not found'\n    cause: configmap_not_found\n")
+	w("  - id: probe.timeout\n    reasons: [Unhealthy]\n")
+	w("    pattern: '(?i)^(?P<probe>liveness|readiness|startup) probe failed:.*timeout'\n")
+	w("    cause: '{probe}_probe_timeout'\n    values: {probe: [liveness, readiness, startup]}\n```\n\n")
+	w("**Versioning.** `version` is free text shown in `kubecause_causes_table_info`. The built-in table\n")
+	w("bumps its minor version when rules or causes are added or changed and its major version when a\n")
+	w("cause is renamed or removed, since cause names are label values that queries and alerts use.\n\n")
+
+	// Rules per cause.
+	byCause := map[string][]*rule{}
+	for _, r := range t.rules {
+		for _, c := range r.causes {
+			byCause[c] = append(byCause[c], r)
+		}
+	}
+	order := map[string]int{}
+	for i, r := range t.rules {
+		order[r.ID] = i + 1
+	}
+	w("## Causes\n\n")
+	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | runbook |\n")
+	w("|---|---|---|---|---|---|\n")
+	for _, c := range t.causes {
+		var how []string
+		for _, r := range byCause[c.Name] {
+			reasons := "any reason"
+			if len(r.Reasons) > 0 {
+				reasons = strings.Join(r.Reasons, ", ")
+			}
+			how = append(how, fmt.Sprintf("#%d `%s`: %s", order[r.ID], r.ID, reasons))
+		}
+		if c.Name == Unknown {
+			how = append(how, "no rule matched")
+		}
+		symptom := ""
+		if c.Symptom {
+			symptom = "yes"
+		}
+		page, anchor, _ := strings.Cut(c.Runbook, "#")
+		link := fmt.Sprintf("[%s](%s%s.md#%s)", c.Runbook, runbookDir, page, anchor)
+		w("| `%s` | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, link)
+	}
+	w("\n## Rules in match order\n\n")
+	w("| # | rule | reasons | message pattern | cause |\n|---|---|---|---|---|\n")
+	for i, r := range t.rules {
+		reasons := "any"
+		if len(r.Reasons) > 0 {
+			reasons = strings.Join(r.Reasons, ", ")
+		}
+		pattern := "any message"
+		if r.Pattern != "" {
+			pattern = code(r.Pattern)
+		}
+		w("| %d | `%s` | %s | %s | `%s` |\n", i+1, r.ID, reasons, pattern, r.Cause)
+	}
+	return b.Bytes()
+}
+
+// cell escapes text for a Markdown table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// code renders s as a code span inside a table cell.
+func code(s string) string {
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + cell(s) + pad + fence
+}
