@@ -164,7 +164,7 @@ func New(cfg *Config, local kubernetes.Interface, remote map[string]kubernetes.I
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Checker{
-		cfg: cfg, local: local, remote: remote, log: logger.With("component", "endpoint-checks"),
+		cfg: cfg, local: local, remote: remote, log: logger,
 		discovery: cfg.discoveryEnabled(), discNamespace: cfg.Discovery.Namespace,
 		epServices: map[string][]string{},
 		now:        time.Now, resync: 30 * time.Second, syncGrace: 30 * time.Second,
