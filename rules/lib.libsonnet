@@ -85,4 +85,18 @@
 
   // Description suffix naming the cluster when the label is set.
   onCluster(cfg):: '{{ with $labels.%(clusterLabel)s }} on cluster {{ . }}{{ end }}' % cfg,
+
+  // Pod-start SLI, bad events over window w: pods that began to show a pod-start root cause.
+  // increase() for series that existed w ago; a series born inside the window counts with
+  // its whole value (increase() cannot see the first increment of a new series).
+  podStartBad(cfg, w)::
+    local x = 'kubecause_objects_affected_total{%s, kind="Pod", %s}' % [cfg.kubecauseSelector, $.causeMatcher($.podStartCauses(cfg))];
+    |||
+      sum by (%(cl)s) (
+        %(dedup)s
+      )
+    ||| % {
+      cl: cfg.clusterLabel,
+      dedup: $.dedup(cfg, '\n    (increase(%(x)s[%(w)s]) and %(x)s offset %(w)s)\n    or\n    (max_over_time(%(x)s[%(w)s]) unless %(x)s offset %(w)s)\n  ' % { x: x, w: w }),
+    },
 }

@@ -374,3 +374,52 @@ func TestEveryRuleIsTested(t *testing.T) {
 		}
 	}
 }
+
+// The vendor-neutral SLO spec: queries parse as PromQL, objectives equal the mixin's targets.
+func TestSLOSpec(t *testing.T) {
+	var spec struct {
+		Version string `json:"version"`
+		SLOs    []struct {
+			Name      string  `json:"name"`
+			Objective float64 `json:"objective"`
+			SLI       struct {
+				Events *struct {
+					ErrorQuery string `json:"error_query"`
+					TotalQuery string `json:"total_query"`
+				} `json:"events"`
+				Raw *struct {
+					ErrorRatioQuery string `json:"error_ratio_query"`
+				} `json:"raw"`
+			} `json:"sli"`
+		} `json:"slos"`
+	}
+	readYAML(t, filepath.Join("..", "slo", "kubecause.sloth.yaml"), &spec)
+	if spec.Version != "prometheus/v1" || len(spec.SLOs) != 2 {
+		t.Fatalf("unexpected spec: version %q, %d SLOs", spec.Version, len(spec.SLOs))
+	}
+	cfg := mixintest.Config(t)
+	want := map[string]float64{
+		"pod-start":               cfg["podStartSLOTarget"].(float64) * 100,
+		"istiod-remote-endpoints": cfg["istiodRemoteSLOTarget"].(float64) * 100,
+	}
+	pint := mixintest.Tool(t, "pint")
+	dir := t.TempDir()
+	for _, s := range spec.SLOs {
+		if w, ok := want[s.Name]; !ok || s.Objective < w-1e-9 || s.Objective > w+1e-9 {
+			t.Errorf("SLO %s: objective %v, want %v", s.Name, s.Objective, w)
+		}
+		var queries []string
+		if s.SLI.Events != nil {
+			queries = append(queries, s.SLI.Events.ErrorQuery, s.SLI.Events.TotalQuery)
+		}
+		if s.SLI.Raw != nil {
+			queries = append(queries, s.SLI.Raw.ErrorRatioQuery)
+		}
+		if len(queries) == 0 {
+			t.Errorf("SLO %s has no SLI query", s.Name)
+		}
+		for _, q := range queries {
+			mixintest.Run(t, dir, pint, "parse", strings.ReplaceAll(q, "{{.window}}", "5m"))
+		}
+	}
+}

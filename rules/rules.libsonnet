@@ -20,16 +20,7 @@ local lib = import 'lib.libsonnet';
   local ksm = cfg.kubeStateMetricsSelector,
   local cl = cfg.clusterLabel,
 
-  local podStartBad(w) =
-    local x = 'kubecause_objects_affected_total{%s, kind="Pod", cause=~"%s"}' % [sel, lib.causeRegex(lib.podStartCauses(cfg))];
-    |||
-      sum by (%(cl)s) (
-        %(dedup)s
-      )
-    ||| % {
-      cl: cl,
-      dedup: lib.dedup(cfg, '\n    (increase(%(x)s[%(w)s]) and %(x)s offset %(w)s)\n    or\n    (max_over_time(%(x)s[%(w)s]) unless %(x)s offset %(w)s)\n  ' % { x: x, w: w }),
-    },
+  local podStartBad(w) = lib.podStartBad(cfg, w),
 
   local podStartsRecord(w) = 'cluster:kubecause_pod_starts:count%s' % w,
   local podStartErrorRecord(w) = 'cluster:kubecause_pod_start_error:ratio_rate%s' % w,
@@ -133,10 +124,14 @@ local lib = import 'lib.libsonnet';
       {
         name: 'kubecause-slo',
         rules:
-          burnAlert('KubecausePodStartErrorBudgetBurn', 'cluster:kubecause_pod_start_error:ratio_rate',
-                    cfg.podStartSLOTarget, 'pod-start') +
-          burnAlert('KubecauseIstiodRemoteErrorBudgetBurn', 'cluster:kubecause_istiod_remote_error:ratio_rate',
-                    cfg.istiodRemoteSLOTarget, 'istiod-remote endpoints'),
+          burnAlert('KubecausePodStartErrorBudgetBurn',
+                    'cluster:kubecause_pod_start_error:ratio_rate',
+                    cfg.podStartSLOTarget,
+                    'pod-start') +
+          burnAlert('KubecauseIstiodRemoteErrorBudgetBurn',
+                    'cluster:kubecause_istiod_remote_error:ratio_rate',
+                    cfg.istiodRemoteSLOTarget,
+                    'istiod-remote endpoints'),
       },
     ],
   },

@@ -1,6 +1,8 @@
 // Every generated file of the monitoring mixin, keyed by its path from the repository root.
 // hack/generate/mixin.sh writes them with `jsonnet -S -m .`.
 local mixin = import '../../mixin.libsonnet';
+local lib = import '../../rules/lib.libsonnet';
+local cfg = mixin._config;
 local header = '# Generated from mixin.libsonnet by hack/generate/mixin.sh. DO NOT EDIT.\n';
 local yaml(v) = header + std.manifestYamlDoc(v, indent_array_in_object=false, quote_keys=false) + '\n';
 local labels = { 'app.kubernetes.io/name': 'kubecause', 'app.kubernetes.io/component': 'monitoring' };
@@ -26,6 +28,57 @@ local labels = { 'app.kubernetes.io/name': 'kubecause', 'app.kubernetes.io/compo
     }
     for name in std.objectFields(mixin.grafanaDashboards)
   ], indent_array_in_object=false, c_document_end=false, quote_keys=false),
+  // The SLOs in a vendor-neutral form (Sloth spec, prometheus/v1): the same SLIs and targets
+  // as the recording rules, self-contained (no recording rules needed).
+  'slo/kubecause.sloth.yaml': yaml({
+    version: 'prometheus/v1',
+    service: 'kubecause',
+    labels: { app: 'kubecause' },
+    slos: [
+      {
+        name: 'pod-start',
+        objective: cfg.podStartSLOTarget * 100,
+        description: 'Pods start without volume, sandbox or image-pull failures (each pod counted once per cause, not per retry).',
+        sli: {
+          events: {
+            error_query: lib.podStartBad(cfg, '{{.window}}'),
+            total_query: |||
+              count by (%(clusterLabel)s) (
+                max by (%(clusterLabel)s, namespace, pod, uid) (
+                  last_over_time(kube_pod_start_time{%(kubeStateMetricsSelector)s}[{{.window}}])
+                  unless kube_pod_start_time{%(kubeStateMetricsSelector)s} offset {{.window}}
+                )
+              )
+            ||| % cfg,
+          },
+        },
+        alerting: {
+          name: 'KubecausePodStartErrorBudgetBurn',
+          annotations: { summary: 'The pod-start SLO burns its error budget too fast.', runbook_url: lib.runbookURL(cfg, 'KubecausePodStartErrorBudgetBurn') },
+          page_alert: { labels: { severity: 'critical' } },
+          ticket_alert: { labels: { severity: 'warning' } },
+        },
+      },
+      {
+        name: 'istiod-remote-endpoints',
+        objective: cfg.istiodRemoteSLOTarget * 100,
+        description: 'The istiod-remote endpoints equal their expectation (time based, from the 0/1 gauge).',
+        sli: {
+          raw: {
+            error_ratio_query: |||
+              1 - avg_over_time((min by (%(clusterLabel)s) (max without (%(replicas)s) (kubecause_endpoints_match{%(kubecauseSelector)s, %(istiodRemoteSelector)s})))[{{.window}}:1m])
+            ||| % (cfg { replicas: std.join(', ', cfg.replicaLabels) }),
+          },
+        },
+        alerting: {
+          name: 'KubecauseIstiodRemoteErrorBudgetBurn',
+          annotations: { summary: 'The istiod-remote endpoints SLO burns its error budget too fast.', runbook_url: lib.runbookURL(cfg, 'KubecauseIstiodRemoteErrorBudgetBurn') },
+          page_alert: { labels: { severity: 'critical' } },
+          ticket_alert: { labels: { severity: 'warning' } },
+        },
+      },
+    ],
+  }),
 } + {
   ['dashboards/generated/' + name]: std.manifestJsonEx(mixin.grafanaDashboards[name], '  ') + '\n'
   for name in std.objectFields(mixin.grafanaDashboards)
