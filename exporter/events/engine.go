@@ -68,6 +68,22 @@ type Engine struct {
 	tombQ   []uint64 // insertion order of tombs, to bound them
 	view    *view
 	sources []*Source
+	strs    map[string]string // interned label values of small cardinality
+}
+
+// maxInterned bounds the intern table; past it, values are simply not shared.
+const maxInterned = 1 << 16
+
+// intern returns a shared copy of s, so the many Events of a namespace or reason do not each keep
+// their own decoded copy alive.
+func (e *Engine) intern(s string) string {
+	if v, ok := e.strs[s]; ok {
+		return v
+	}
+	if len(e.strs) < maxInterned {
+		e.strs[s] = s
+	}
+	return s
 }
 
 // New returns an Engine and registers nothing; use Collectors to expose its metrics.
@@ -99,6 +115,7 @@ func New(cfg Config) *Engine {
 		events: map[uidKey]tracked{},
 		tombs:  map[uint64]tombstone{},
 		view:   newView(cfg.MaxObjectSeries),
+		strs:   map[string]string{},
 	}
 	for _, r := range cfg.NormalReasons {
 		e.normal[r] = true
@@ -127,12 +144,12 @@ func (e *Engine) labelsOf(ev *corev1.Event) labels {
 	}
 	cause, rule := e.cfg.Classify(ev.Reason, ev.Message)
 	return labels{
-		namespace: Label(ns),
-		kind:      Label(ev.InvolvedObject.Kind),
+		namespace: e.intern(Label(ns)),
+		kind:      e.intern(Label(ev.InvolvedObject.Kind)),
 		name:      Label(ev.InvolvedObject.Name),
-		reason:    Label(ev.Reason),
-		typ:       Label(ev.Type),
-		component: Label(component(ev)),
+		reason:    e.intern(Label(ev.Reason)),
+		typ:       e.intern(Label(ev.Type)),
+		component: e.intern(Label(component(ev))),
 		cause:     cause,
 		rule:      rule,
 	}

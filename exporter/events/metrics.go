@@ -60,10 +60,8 @@ type metrics struct {
 	series        *prometheus.GaugeVec
 	dropped       *prometheus.CounterVec
 
-	objectEvents *prometheus.Desc
-	objectLast   *prometheus.Desc
-	tracked      *prometheus.Desc
-	synced       *prometheus.Desc
+	tracked *prometheus.Desc
+	synced  *prometheus.Desc
 }
 
 func newMetrics(e *Engine, max int) *metrics {
@@ -137,12 +135,6 @@ func newMetrics(e *Engine, max int) *metrics {
 			Name: "kubecause_series_dropped_total",
 			Help: "Occurrences or view entries that got no series of their own because a cap was reached.",
 		}, []string{"metric"}),
-		objectEvents: prometheus.NewDesc("kubecause_object_events",
-			"Occurrences recorded on the live Events of an object with this reason and cause.",
-			[]string{"namespace", "kind", "name", "reason", "cause"}, nil),
-		objectLast: prometheus.NewDesc("kubecause_object_event_last_timestamp_seconds",
-			"Time of the latest occurrence on the live Events of an object with this reason and cause.",
-			[]string{"namespace", "kind", "name", "reason", "cause"}, nil),
 		tracked: prometheus.NewDesc("kubecause_tracked_events", "Live Events held in the compact state.", nil, nil),
 		synced:  prometheus.NewDesc("kubecause_synced", "1 once the initial list of Events has been read.", nil, nil),
 	}
@@ -237,40 +229,20 @@ func (m *metrics) observeLag(now time.Time, ts int64) {
 	m.lag.Observe(lag)
 }
 
-// viewCollector renders the per-object view and the state gauges at scrape time.
-type viewCollector struct{ m *metrics }
+// stateCollector renders the gauges that read the engine's state at scrape time.
+type stateCollector struct{ m *metrics }
 
-func (c viewCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.m.objectEvents
-	ch <- c.m.objectLast
+func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.m.tracked
 	ch <- c.m.synced
 }
 
-type viewSample struct {
-	key       viewKey
-	occ, last int64
-}
-
-func (c viewCollector) Collect(ch chan<- prometheus.Metric) {
+func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	e := c.m.e
-	// Copy under the lock, render without it: a scrape holds event processing for a copy only.
 	e.mu.Lock()
-	samples := make([]viewSample, 0, len(e.view.idx))
-	for _, i := range e.view.idx {
-		en := &e.view.entries[i]
-		samples = append(samples, viewSample{key: en.key, occ: en.occ, last: en.last})
-	}
-	tracked := len(e.events)
-	synced := e.syncedLocked()
+	tracked, synced, viewSeries := len(e.events), e.syncedLocked(), e.view.len()
 	e.mu.Unlock()
-
-	c.m.series.WithLabelValues("kubecause_object_events").Set(float64(len(samples)))
-	for _, s := range samples {
-		lv := []string{s.key.namespace, s.key.kind, s.key.name, s.key.reason, s.key.cause}
-		ch <- prometheus.MustNewConstMetric(c.m.objectEvents, prometheus.GaugeValue, float64(s.occ), lv...)
-		ch <- prometheus.MustNewConstMetric(c.m.objectLast, prometheus.GaugeValue, float64(s.last), lv...)
-	}
+	c.m.series.WithLabelValues("kubecause_object_events").Set(float64(viewSeries))
 	ch <- prometheus.MustNewConstMetric(c.m.tracked, prometheus.GaugeValue, float64(tracked))
 	s := 0.0
 	if synced {
@@ -285,7 +257,7 @@ func (e *Engine) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.events, m.affected, m.ruleHits, m.causes, m.table,
 		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.watchErrors, m.watchUp,
-		m.lastEvent, m.lag, m.series, m.dropped, viewCollector{m},
+		m.lastEvent, m.lag, m.series, m.dropped, stateCollector{m},
 	}
 }
 

@@ -1,5 +1,7 @@
 package events
 
+import "hash/maphash"
+
 // The per-object view: one entry per (namespace, kind, name, reason, cause) that has at least one
 // live Event. It is what lets an alert name the affected pod, and it is present from the first
 // occurrence on, so such an alert does not miss the first occurrence the way increase() on a
@@ -16,15 +18,60 @@ type viewEntry struct {
 	last   int64 // latest occurrence, unix seconds
 }
 
+// view indexes entries by a 64-bit hash of their key (the key itself lives only in the entry, which
+// halves the memory per entry); the rare second key with the same hash goes to coll.
 type view struct {
 	max     int
-	idx     map[viewKey]int32
+	seed    maphash.Seed
+	idx     map[uint64]int32
+	coll    map[viewKey]int32
 	entries []viewEntry
 	free    []int32
 }
 
 func newView(max int) *view {
-	return &view{max: max, idx: map[viewKey]int32{}}
+	return &view{max: max, seed: maphash.MakeSeed(), idx: map[uint64]int32{}, coll: map[viewKey]int32{}}
+}
+
+func (v *view) len() int { return len(v.idx) + len(v.coll) }
+
+func (v *view) hash(k viewKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(v.seed)
+	for _, s := range [...]string{k.namespace, k.kind, k.name, k.reason, k.cause} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+func (v *view) lookup(k viewKey, h uint64) (int32, bool) {
+	if i, ok := v.idx[h]; ok && v.entries[i].key == k {
+		return i, true
+	}
+	if len(v.coll) > 0 {
+		i, ok := v.coll[k]
+		return i, ok
+	}
+	return -1, false
+}
+
+func (v *view) insert(k viewKey, h uint64, i int32) {
+	if _, taken := v.idx[h]; taken {
+		v.coll[k] = i
+		return
+	}
+	v.idx[h] = i
+}
+
+func (v *view) remove(i int32) {
+	k := v.entries[i].key
+	h := v.hash(k)
+	if j, ok := v.idx[h]; ok && j == i {
+		delete(v.idx, h)
+		return
+	}
+	delete(v.coll, k)
 }
 
 // move accounts an Event whose occurrences went from oldCount to newCount into the entry for l,
@@ -41,9 +88,10 @@ func (v *view) move(old int32, l labels, oldCount, newCount int32, ts int64, bor
 		return old
 	}
 	v.release(old, oldCount)
-	i, ok := v.idx[key]
+	h := v.hash(key)
+	i, ok := v.lookup(key, h)
 	if !ok {
-		if len(v.idx) >= v.max {
+		if v.len() >= v.max {
 			m.dropped.WithLabelValues("kubecause_object_events").Inc()
 			return -1
 		}
@@ -55,7 +103,7 @@ func (v *view) move(old int32, l labels, oldCount, newCount int32, ts int64, bor
 			v.entries = append(v.entries, viewEntry{})
 		}
 		v.entries[i] = viewEntry{key: key}
-		v.idx[key] = i
+		v.insert(key, h, i)
 		if born {
 			m.affect(key)
 		}
@@ -78,7 +126,7 @@ func (v *view) release(i int32, count int32) {
 	en.events--
 	en.occ -= int64(count)
 	if en.events <= 0 {
-		delete(v.idx, en.key)
+		v.remove(i)
 		*en = viewEntry{}
 		v.free = append(v.free, i)
 	}

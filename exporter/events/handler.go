@@ -1,0 +1,55 @@
+package events
+
+import (
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Handler serves the registry followed by the engine's per-object view, in the Prometheus text
+// format (as kube-state-metrics does; the view is rendered without client_golang's Gather, see
+// viewtext.go). Gzip is applied when the scraper accepts it.
+func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.Handler {
+	opts.EnableOpenMetrics = false
+	opts.DisableCompression = true
+	inner := promhttp.HandlerFor(g, opts)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.Header.Set("Accept", "text/plain;version=0.0.4")
+		r2.Header.Del("Accept-Encoding")
+		var out io.Writer = w
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			gz := gzip.NewWriter(w)
+			defer gz.Close()
+			out = gz
+		}
+		rec := &capture{ResponseWriter: w, out: out}
+		inner.ServeHTTP(rec, r2)
+		if rec.status != 0 && rec.status != http.StatusOK {
+			return
+		}
+		_ = e.WriteView(out)
+	})
+}
+
+// capture sends the inner handler's body to out (possibly gzip) and remembers its status.
+type capture struct {
+	http.ResponseWriter
+	out    io.Writer
+	status int
+}
+
+func (c *capture) WriteHeader(code int) {
+	c.status = code
+	if code != http.StatusOK {
+		c.ResponseWriter.Header().Del("Content-Encoding")
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *capture) Write(p []byte) (int, error) { return c.out.Write(p) }
