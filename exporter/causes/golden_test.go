@@ -143,6 +143,8 @@ var goldens = []golden{
 	{"emptyDir limit", "Evicted", `Usage of EmptyDir volume "cache" exceeds the limit "1Gi". `, "evicted_ephemeral_storage_limit", "eviction.ephemeral_storage_limit"},
 	{"low on pids", "Evicted", `The node was low on resource: pids. Threshold quantity: 10%, available: 3%. `, "evicted_pids", "eviction.pids"},
 	{"preempted", "Preempted", `Preempted by pod 4f1c2a3b-5d6e-7f80-9a1b-2c3d4e5f6a7b on node worker-2`, "evicted_other", "eviction.other"},
+	{"kubelet preempts for a critical pod", "Preempting", `Preempted in order to admit critical pod`, "evicted_other", "eviction.other"},
+	{"pod cgroup without pids (S17 kernel)", "FailedCreatePodContainer", `unable to ensure pod container exists: failed to create container for [kubepods burstable pod0f1e2d3c] : Failed to find subsystem mount for required subsystem: pids`, "sandbox_failed", "sandbox.other"},
 	{"taint manager", "TaintManagerEviction", `Marking for deletion Pod default/web-0`, "evicted_other", "eviction.other"},
 
 	// ---- scheduling (S2)
