@@ -35,8 +35,8 @@ generate: ## regenerate committed outputs (rules, dashboards, docs tables)
 	@for g in hack/generate/*.sh; do [ -e "$$g" ] || continue; echo "== $$g"; bash "$$g"; done
 
 check-generated: generate ## fail when committed generated files are stale
-	@if [ -n "$$(git status --porcelain -- rules dashboards deploy docs)" ]; then \
-		echo "generated files are stale: run 'make generate' and commit"; git status --porcelain -- rules dashboards deploy docs; git diff --stat; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- rules dashboards deploy docs slo)" ]; then \
+		echo "generated files are stale: run 'make generate' and commit"; git status --porcelain -- rules dashboards deploy docs slo; git diff --stat; exit 1; fi
 
 bench: ## in-process benchmarks (benchstat-friendly)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./exporter/...

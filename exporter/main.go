@@ -281,11 +281,10 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		"field_selector", fieldSelector(selector, o.excluded), "namespaces", o.namespaces)
 
 	mux := http.NewServeMux()
-	mux.Handle(o.metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		EnableOpenMetrics: true,
-		ErrorHandling:     promhttp.ContinueOnError,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
-		Timeout:           30 * time.Second,
+	mux.Handle(o.metricsPath, events.Handler(reg, engine, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
+		Timeout:       30 * time.Second,
 	}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

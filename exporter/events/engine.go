@@ -19,6 +19,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubecause/kubecause/exporter/labels"
 )
 
 // Classifier maps an Event reason and message to a cause and the ID of the rule that matched.
@@ -132,24 +134,24 @@ func (e *Engine) wanted(ev *corev1.Event) bool {
 	return true
 }
 
-// labels are the bounded labels of one occurrence.
-type labels struct {
+// eventLabels are the bounded labels of one occurrence.
+type eventLabels struct {
 	namespace, kind, name, reason, typ, component, cause, rule string
 }
 
-func (e *Engine) labelsOf(ev *corev1.Event) labels {
+func (e *Engine) labelsOf(ev *corev1.Event) eventLabels {
 	ns := ev.InvolvedObject.Namespace
 	if ns == "" && ev.InvolvedObject.Kind == "" {
 		ns = ev.Namespace
 	}
 	cause, rule := e.cfg.Classify(ev.Reason, ev.Message)
-	return labels{
-		namespace: e.intern(Label(ns)),
-		kind:      e.intern(Label(ev.InvolvedObject.Kind)),
-		name:      Label(ev.InvolvedObject.Name),
-		reason:    e.intern(Label(ev.Reason)),
-		typ:       e.intern(Label(ev.Type)),
-		component: e.intern(Label(component(ev))),
+	return eventLabels{
+		namespace: e.intern(labels.Value(ns)),
+		kind:      e.intern(labels.Value(ev.InvolvedObject.Kind)),
+		name:      labels.Value(ev.InvolvedObject.Name),
+		reason:    e.intern(labels.Value(ev.Reason)),
+		typ:       e.intern(labels.Value(ev.Type)),
+		component: e.intern(labels.Value(component(ev))),
 		cause:     cause,
 		rule:      rule,
 	}

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubecause/kubecause/exporter/labels"
 )
 
 // classify is a stand-in for the cause table: the tests here are about counting, not causes.
@@ -426,8 +428,8 @@ func TestInvalidInputNeverFailsAScrape(t *testing.T) {
 			t.Fatalf("invalid{%s} = %v", problem, got)
 		}
 	}
-	for _, v := range []string{Label(bad.InvolvedObject.Name), Label(bad.Reason)} {
-		if len(v) > MaxLabelBytes {
+	for _, v := range []string{labels.Value(bad.InvolvedObject.Name), labels.Value(bad.Reason)} {
+		if len(v) > labels.MaxBytes {
 			t.Fatalf("label of %d bytes", len(v))
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kubecause/kubecause/exporter/labels"
 )
 
 // Every kubecause_* series of the event engine is born in this file (see docs/metrics.md).
@@ -154,7 +156,7 @@ func newMetrics(e *Engine, max int) *metrics {
 // setTable exports the cause table and pre-initialises every rule's hit counter.
 func (m *metrics) setTable(t TableInfo) {
 	m.table.Reset()
-	m.table.WithLabelValues(Label(t.Version), Label(t.Source)).Set(1)
+	m.table.WithLabelValues(labels.Value(t.Version), labels.Value(t.Source)).Set(1)
 	m.causes.Reset()
 	for _, c := range t.Causes {
 		m.causes.WithLabelValues(c.Name, c.Category, c.RunbookURL).Set(1)
@@ -172,7 +174,7 @@ func ruleLabel(rule string) string {
 }
 
 // count adds occurrences. Called with Engine.mu held.
-func (m *metrics) count(l labels, n float64) {
+func (m *metrics) count(l eventLabels, n float64) {
 	k := aggKey{namespace: l.namespace, kind: l.kind, reason: l.reason, typ: l.typ, component: l.component, cause: l.cause}
 	c, ok := m.known[k]
 	if !ok {

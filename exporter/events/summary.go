@@ -14,9 +14,6 @@ import (
 // Kubelet messages that matter fit easily; a huge message must not cost memory or CPU.
 const MaxMessageBytes = 4096
 
-// MaxLabelBytes bounds every label value kubecause exports.
-const MaxLabelBytes = 128
-
 // Occurrences is the number of occurrences an Event object stands for, as Kubernetes counts them:
 // core/v1 `count`, or events.k8s.io `series.count`; an object without either stands for one.
 func Occurrences(ev *corev1.Event) int32 {
@@ -135,21 +132,6 @@ func nameHash(namespace, name string) uint64 {
 	_, _ = h.Write([]byte{0})
 	_, _ = h.Write([]byte(name))
 	return h.Sum64()
-}
-
-// Label makes s a safe label value: valid UTF-8, at most MaxLabelBytes bytes.
-func Label(s string) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if len(s) <= MaxLabelBytes {
-		return s
-	}
-	cut := MaxLabelBytes - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // Message bounds a message for classification: at most MaxMessageBytes, valid UTF-8.

@@ -77,7 +77,7 @@ func (v *view) remove(i int32) {
 // move accounts an Event whose occurrences went from oldCount to newCount into the entry for l,
 // leaving entry old if it belonged elsewhere. It returns the Event's entry, -1 when the view is full.
 // A new entry born while watching (born) counts the object as newly affected.
-func (v *view) move(old int32, l labels, oldCount, newCount int32, ts int64, born bool, m *metrics) int32 {
+func (v *view) move(old int32, l eventLabels, oldCount, newCount int32, ts int64, born bool, m *metrics) int32 {
 	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause}
 	if old >= 0 && v.entries[old].key == key {
 		en := &v.entries[old]

@@ -2,10 +2,10 @@ package istiod
 
 import (
 	"sort"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kubecause/kubecause/exporter/labels"
 )
 
 var (
@@ -52,7 +52,7 @@ func (c *Checker) Collect(ch chan<- prometheus.Metric) {
 	defer c.mu.Unlock()
 	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
 		for i := range lv {
-			lv[i] = labelValue(lv[i])
+			lv[i] = labels.Value(lv[i])
 		}
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
 	}
@@ -110,7 +110,7 @@ func (c *Checker) Collect(ch chan<- prometheus.Metric) {
 	}
 	sort.Strings(enames)
 	for _, n := range enames {
-		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, c.errorsTotal[n], labelValue(n))
+		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, c.errorsTotal[n], labels.Value(n))
 		if ts, ok := c.lastCheck[n]; ok {
 			gauge(descLast, ts, n)
 		}
@@ -121,14 +121,3 @@ func (c *Checker) Collect(ch chan<- prometheus.Metric) {
 }
 
 // labelValue keeps label values valid UTF-8 and at most 128 bytes (see docs/metrics.md).
-func labelValue(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= 128 {
-		return s
-	}
-	cut := 128 - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
