@@ -224,3 +224,12 @@ func BenchmarkClassify(b *testing.B) {
 		tab.Classify(g.reason, g.message)
 	}
 }
+
+func BenchmarkParseDefault(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(defaultYAML); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package causes
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -113,7 +114,7 @@ func compileBranches(pattern string, split bool) ([]branch, error) {
 	for _, sub := range subs {
 		b := branch{re: whole}
 		if len(subs) > 1 {
-			if b.re, err = regexp.Compile(sub.String()); err != nil {
+			if b.re, err = regexp.Compile(printRE(sub)); err != nil {
 				return nil, err
 			}
 		}
@@ -130,7 +131,7 @@ func compileBranches(pattern string, split bool) ([]branch, error) {
 			b.first, b.then = orderedPair(sub)
 		}
 		if lower, ok := lowerTree(sub); ok {
-			if b.folded, err = regexp.Compile(lower.String()); err != nil {
+			if b.folded, err = regexp.Compile(printRE(lower)); err != nil {
 				b.folded = nil
 			}
 		}
@@ -370,3 +371,114 @@ func foldInto(dst []byte, s string) (folded []byte, ascii bool) {
 }
 
 var bufPool = sync.Pool{New: func() any { return new([MaxMessageBytes]byte) }}
+
+// printRE prints a parsed regexp back as a pattern with the same meaning. (syntax.Regexp.String
+// does too, but works out case-folding flags by walking every rune of every character class,
+// which makes it take milliseconds for classes such as [^"].) Literals print their runes as
+// \x{…} escapes, classes their ranges, and flags are spelt out locally.
+func printRE(re *syntax.Regexp) string {
+	var b strings.Builder
+	writeRE(&b, re)
+	return b.String()
+}
+
+func writeRE(b *strings.Builder, re *syntax.Regexp) {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		b.WriteString(`[^\x{0}-\x{10FFFF}]`)
+	case syntax.OpEmptyMatch:
+		b.WriteString(`(?:)`)
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			b.WriteString(`(?i:`)
+		}
+		for _, r := range re.Rune {
+			writeRune(b, r)
+		}
+		if re.Flags&syntax.FoldCase != 0 {
+			b.WriteString(`)`)
+		}
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			b.WriteString(`[^\x{0}-\x{10FFFF}]`)
+			return
+		}
+		b.WriteString(`[`)
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			fmt.Fprintf(b, `\x{%x}-\x{%x}`, re.Rune[i], re.Rune[i+1])
+		}
+		b.WriteString(`]`)
+	case syntax.OpAnyCharNotNL:
+		b.WriteString(`(?-s:.)`)
+	case syntax.OpAnyChar:
+		b.WriteString(`(?s:.)`)
+	case syntax.OpBeginLine:
+		b.WriteString(`(?m:^)`)
+	case syntax.OpEndLine:
+		b.WriteString(`(?m:$)`)
+	case syntax.OpBeginText:
+		b.WriteString(`\A`)
+	case syntax.OpEndText:
+		b.WriteString(`\z`)
+	case syntax.OpWordBoundary:
+		b.WriteString(`\b`)
+	case syntax.OpNoWordBoundary:
+		b.WriteString(`\B`)
+	case syntax.OpCapture:
+		if re.Name != "" {
+			b.WriteString(`(?P<` + re.Name + `>`)
+		} else {
+			b.WriteString(`(`)
+		}
+		writeRE(b, re.Sub[0])
+		b.WriteString(`)`)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		b.WriteString(`(?:`)
+		writeRE(b, re.Sub[0])
+		b.WriteString(`)`)
+		switch re.Op {
+		case syntax.OpStar:
+			b.WriteString(`*`)
+		case syntax.OpPlus:
+			b.WriteString(`+`)
+		case syntax.OpQuest:
+			b.WriteString(`?`)
+		default:
+			switch {
+			case re.Max == -1:
+				fmt.Fprintf(b, `{%d,}`, re.Min)
+			case re.Min == re.Max:
+				fmt.Fprintf(b, `{%d}`, re.Min)
+			default:
+				fmt.Fprintf(b, `{%d,%d}`, re.Min, re.Max)
+			}
+		}
+		if re.Flags&syntax.NonGreedy != 0 {
+			b.WriteString(`?`)
+		}
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			writeRE(b, sub)
+		}
+	case syntax.OpAlternate:
+		b.WriteString(`(?:`)
+		for i, sub := range re.Sub {
+			if i > 0 {
+				b.WriteString(`|`)
+			}
+			writeRE(b, sub)
+		}
+		b.WriteString(`)`)
+	default:
+		// Every Op is handled above; this is a safety net for Ops added to Go later.
+		b.WriteString(re.String())
+	}
+}
+
+func writeRune(b *strings.Builder, r rune) {
+	if r < utf8.RuneSelf && ('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == ' ') {
+		b.WriteRune(r)
+		return
+	}
+	fmt.Fprintf(b, `\x{%x}`, r)
+}
