@@ -3,9 +3,10 @@
 #
 # Output (under bin/image/):
 #   oci/                         OCI image layout holding the multi-arch index
-#   kubecause-<version>.oci.tar  the same layout as one tarball (an "oci-archive"): load it with
-#                                `skopeo copy oci-archive:<file> docker://<registry>/kubecause:<version>`, or push
-#                                `crane push bin/image/oci <ref>`.
+#   kubecause-<version>.oci.tar  the same layout as one tarball (an "oci-archive")
+# Push with `crane push bin/image/oci <ref>` or
+# `skopeo copy oci-archive:bin/image/kubecause-<version>.oci.tar docker://<ref>`.
+# The digest is reproducible: layer times come from the last commit (SOURCE_DATE_EPOCH).
 # Then it runs the image test (deploy/image_test.go): the amd64 binary in the image prints the version.
 #
 # Base image: .ko.yaml names gcr.io/distroless/static:nonroot. Set KUBECAUSE_BASE_IMAGE to use another
@@ -50,16 +51,26 @@ fi
 
 if [ "$base" = local ]; then
 	echo "image: gcr.io is not reachable; building a minimal non-root base and serving it on 127.0.0.1"
-	"$crane" registry serve --address 127.0.0.1:0 >"$work/registry.log" 2>&1 &
-	registry_pid=$!
-	port=""
-	for _ in $(seq 1 100); do
-		port=$(sed -n 's/.*serving on port \([0-9]*\).*/\1/p' "$work/registry.log")
-		[ -n "$port" ] && break
-		kill -0 "$registry_pid" 2>/dev/null || { cat "$work/registry.log" >&2; exit 1; }
-		sleep 0.1
-	done
-	[ -n "$port" ] || { echo "image: the local registry did not start" >&2; cat "$work/registry.log" >&2; exit 1; }
+	# ko records the base's name (with this port) in the image, so a fixed port keeps the digest
+	# reproducible; a random one is the fallback when it is taken.
+	start_registry() {
+		"$crane" registry serve --address "127.0.0.1:$1" >"$work/registry.log" 2>&1 &
+		registry_pid=$!
+		port=""
+		for _ in $(seq 1 100); do
+			port=$(sed -n 's/.*serving on port \([0-9]*\).*/\1/p' "$work/registry.log")
+			[ -n "$port" ] && return 0
+			kill -0 "$registry_pid" 2>/dev/null || { registry_pid=""; return 1; }
+			sleep 0.1
+		done
+		kill "$registry_pid" 2>/dev/null || true
+		registry_pid=""
+		return 1
+	}
+	if ! start_registry "${KUBECAUSE_IMAGE_REGISTRY_PORT:-47913}"; then
+		echo "image: port ${KUBECAUSE_IMAGE_REGISTRY_PORT:-47913} is taken; using a random one (the digest will differ)"
+		start_registry 0 || { echo "image: the local registry did not start" >&2; cat "$work/registry.log" >&2; exit 1; }
+	fi
 	reg="127.0.0.1:$port/base"
 	quiet_crane() {
 		"$crane" "$@" >/dev/null 2>>"$work/crane.log" || { echo "image: crane $1 failed:" >&2; cat "$work/crane.log" >&2; return 1; }
