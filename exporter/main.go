@@ -80,7 +80,7 @@ func run(args []string) int {
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.namespaces)
 	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
-	serve.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable).").StringsVar(&o.normalReasons)
+	serve.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal.").Default("SandboxChanged", "BackOff").StringsVar(&o.normalReasons)
 	serve.Flag("events.max-series", "Cap on label sets of kubecause_events_total and kubecause_objects_affected_total.").Default("10000").IntVar(&o.maxSeries)
 	serve.Flag("object-view.max-series", "Cap on series of the per-object view (kubecause_object_events).").Default("10000").IntVar(&o.maxObjectSeries)
 	serve.Flag("endpoint-checks.config", "Endpoint check configuration (docs/istiod-remote.md); default: discover the istiod-remote layout.").StringVar(&o.checksFile)
@@ -207,6 +207,22 @@ func fieldSelector(base string, excluded []string) string {
 	return strings.Join(parts, ",")
 }
 
+// watchSelectors returns the server-side field selectors of the Event watches. With the default
+// type=Warning, each Normal reason asked for gets a watch of its own (type=Normal,reason=R): the
+// result sets are disjoint, so nothing is seen twice, and the apiserver still filters out the many
+// Normal Events nobody asked for. With any other selector there is one watch and the engine drops
+// Normal Events whose reason was not asked for.
+func watchSelectors(base string, normalReasons, excluded []string) []string {
+	out := []string{fieldSelector(base, excluded)}
+	if base != "type=Warning" {
+		return out
+	}
+	for _, r := range normalReasons {
+		out = append(out, fieldSelector("type=Normal,reason="+r, excluded))
+	}
+	return out
+}
+
 func runExporter(o options, table *causes.Table, tableSource string, webFlags *web.FlagConfig, logger *slog.Logger) int {
 	var checks *istiod.Config
 	if o.checksEnabled && o.checksFile != "" {
@@ -229,13 +245,11 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		return 1
 	}
 	// Selectors that do not parse are a configuration error, not something to retry forever.
-	if _, err := fields.ParseSelector(fieldSelector(o.fieldSelector, o.excluded)); err != nil {
-		logger.Error("invalid --events.field-selector", "selector", o.fieldSelector, "err", err)
-		return 1
-	}
-	selector := o.fieldSelector
-	if len(o.normalReasons) > 0 && selector == "type=Warning" {
-		selector = "" // Normal reasons were asked for: filter by type in the engine instead
+	for _, sel := range watchSelectors(o.fieldSelector, o.normalReasons, o.excluded) {
+		if _, err := fields.ParseSelector(sel); err != nil {
+			logger.Error("invalid Event field selector (from --events.field-selector, --events.normal-reason, --events.exclude-namespace)", "selector", sel, "err", err)
+			return 1
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -261,13 +275,15 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	)
 	reg.MustRegister(engine.Collectors()...)
 
-	if len(o.namespaces) == 0 {
-		src := engine.NewSource("all")
-		go src.Watch(ctx, client, "", fieldSelector(selector, o.excluded), logger)
-	} else {
-		for _, ns := range o.namespaces {
-			src := engine.NewSource(ns)
-			go src.Watch(ctx, client, ns, selector, logger)
+	namespaces := o.namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{""} // all
+	}
+	selectors := watchSelectors(o.fieldSelector, o.normalReasons, o.excluded)
+	for _, ns := range namespaces {
+		for _, sel := range selectors {
+			src := engine.NewSource(strings.TrimSpace(ns + " " + sel))
+			go src.Watch(ctx, client, ns, sel, logger)
 		}
 	}
 	if o.checksEnabled {
@@ -278,7 +294,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 	logger.Info("starting kubecause", "version", version.Info(), "build_context", version.BuildContext(),
 		"causes_table", table.Version(), "causes_source", tableSource,
-		"field_selector", fieldSelector(selector, o.excluded), "namespaces", o.namespaces)
+		"field_selectors", selectors, "namespaces", o.namespaces)
 
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, events.Handler(reg, engine, promhttp.HandlerOpts{
