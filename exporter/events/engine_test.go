@@ -2,9 +2,11 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,8 +17,10 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubecause/kubecause/exporter/labels"
 )
@@ -514,5 +518,36 @@ func poll(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for: %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestApiserverUnreachableThenBack: failures are counted and shown, scrapes keep working, and the
+// reflector recovers with its backoff once the apiserver answers.
+func TestApiserverUnreachableThenBack(t *testing.T) {
+	client := fake.NewClientset(kubeletEvent(uidA, "pod.1", 3, "FailedMount", msgS1))
+	var down atomic.Bool
+	down.Store(true)
+	client.PrependReactor("list", "events", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if down.Load() {
+			return true, nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+		}
+		return false, nil, nil
+	})
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.src.Watch(ctx, client, "", "", h.e.cfg.Logger)
+
+	poll(t, "list failure counted", func() bool { return h.value("kubecause_watch_errors_total", nil) >= 1 })
+	if got := h.value("kubecause_watch_up", nil); got != 0 {
+		t.Fatalf("watch_up = %v while the apiserver is down", got)
+	}
+	if h.e.Synced() || h.value("kubecause_synced", nil) != 0 {
+		t.Fatal("synced while the apiserver is down")
+	}
+	down.Store(false)
+	poll(t, "recovered", func() bool { return h.e.Synced() && h.value("kubecause_watch_up", nil) == 1 })
+	if got := h.occurrences("configmap_not_found"); got > 0 {
+		t.Fatalf("the first successful list is a baseline, counted %v", got)
 	}
 }
