@@ -608,3 +608,55 @@ func TestCheckersCatchViolations(t *testing.T) {
 		t.Errorf("a container without probes and resources: want 5 problems, got %v", probeAndResourceProblems(good()))
 	}
 }
+
+// The chart grants exactly the scope it is configured for.
+func TestRBACScope(t *testing.T) {
+	scope := func(objs []Object) (cluster []string, namespaced []string) {
+		for _, o := range objs {
+			switch o.Kind() {
+			case "ClusterRole":
+				cluster = append(cluster, o.Meta("name"))
+			case "Role":
+				namespaced = append(namespaced, o.Meta("namespace")+"/"+o.Meta("name"))
+			}
+		}
+		sort.Strings(namespaced)
+		return cluster, namespaced
+	}
+	args := func(t *testing.T, objs []Object) []string {
+		for _, o := range objs {
+			if o.Kind() == "Deployment" {
+				var d appsv1.Deployment
+				into(t, o, &d)
+				return d.Spec.Template.Spec.Containers[0].Args
+			}
+		}
+		t.Fatal("no Deployment")
+		return nil
+	}
+
+	objs, err := HelmTemplate("monitoring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, namespaced := scope(objs)
+	if !reflect.DeepEqual(cluster, []string{"kubecause-events"}) || !reflect.DeepEqual(namespaced, []string{"istio-system/kubecause-endpoint-checks"}) {
+		t.Errorf("default: ClusterRoles %v, Roles %v; want events cluster-wide and endpoint checks in istio-system", cluster, namespaced)
+	}
+
+	objs, err = HelmTemplate("monitoring", "--set", "events.namespaces={team-a,team-b}", "--set", "endpointChecks.enabled=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, namespaced = scope(objs)
+	want := []string{"team-a/kubecause-events", "team-b/kubecause-events"}
+	if len(cluster) != 0 || !reflect.DeepEqual(namespaced, want) {
+		t.Errorf("events.namespaces: ClusterRoles %v, Roles %v; want only %v", cluster, namespaced, want)
+	}
+	a := args(t, objs)
+	for _, w := range []string{"--events.namespace=team-a", "--events.namespace=team-b", "--endpoint-checks.enabled=false"} {
+		if !slices.Contains(a, w) {
+			t.Errorf("args %v lack %s", a, w)
+		}
+	}
+}

@@ -179,7 +179,7 @@ var AllOptions = []string{
 	"--set", "networkPolicy.enabled=true",
 	"--set", "events.namespaces={default,team-a}", "--set", "events.excludeNamespaces={kube-system}",
 	"--set", "causes.config=version: 1",
-	"--set", "endpointChecks.config=checks: []",
+	"--set", "endpointChecks.config=checks: []", "--set", "endpointChecks.kubeconfigSecret=remote-clusters",
 	"--set", "web.tls=true", "--set", "web.tlsSecretName=kubecause-tls",
 	"--set", "web.config.tls_server_config.cert_file=/etc/kubecause/tls/tls.crt",
 	"--set", "web.config.tls_server_config.key_file=/etc/kubecause/tls/tls.key",
