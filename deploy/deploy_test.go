@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -659,4 +660,40 @@ func TestRBACScope(t *testing.T) {
 			t.Errorf("args %v lack %s", a, w)
 		}
 	}
+}
+
+// The plain-Prometheus ConfigMap's rule file is what Prometheus loads: promtool check rules passes.
+// (Its scrape job uses kubernetes_sd_configs, which Debian's promtool is built without, so the job is
+// checked structurally in TestMonitoringComesFromTheMixin.)
+func TestPlainPrometheusRules(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("promtool not found: run make deps")
+	}
+	objs, err := KustomizeBuild("deploy/kustomize/overlays/prometheus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data map[string]any
+	for _, o := range find(objs, "ConfigMap") {
+		if o.Meta("name") == "kubecause-prometheus" {
+			data, _ = o["data"].(map[string]any)
+		}
+	}
+	if data == nil {
+		t.Fatal("no ConfigMap kubecause-prometheus in the prometheus overlay")
+	}
+	rules, _ := data["kubecause.rules.yaml"].(string)
+	file := filepath.Join(t.TempDir(), "kubecause.rules.yaml")
+	if err := os.WriteFile(file, []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(promtool, "check", "rules", "--lint-fatal", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "SUCCESS") {
+		t.Errorf("promtool check rules:\n%s", out)
+	}
+	t.Logf("%s", bytes.TrimSpace(out))
 }
