@@ -508,6 +508,13 @@ func TestHelmLint(t *testing.T) {
 	if !bytes.Contains(out, []byte("0 chart(s) failed")) {
 		t.Errorf("helm lint:\n%s", out)
 	}
+	// values.schema.json turns a mistyped value into an error instead of a silently ignored setting.
+	for _, bad := range [][]string{{"--set", "serviceMonitor.enable=true"}, {"--set", "log.level=verbose"}, {"--set", "replicas=two"}} {
+		if _, err := HelmTemplate("monitoring", bad...); err == nil || !strings.Contains(err.Error(), "schema") {
+			t.Errorf("helm template %v: want a schema error, got %v", bad, err)
+		}
+	}
+
 	// Every value the chart reads is documented in its README.
 	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "helm", "kubecause", "README.md"))
 	if err != nil {
