@@ -63,10 +63,10 @@ func repoRoot(t *testing.T) string {
 // readOnlyVerbs are the only verbs any Role or ClusterRole may grant.
 var readOnlyVerbs = []string{"get", "list", "watch"}
 
-// allowedResources are what the checks read: Events, and for the endpoint checks Services, Endpoints,
-// EndpointSlices and Pods. Keyed "group/resource".
+// allowedResources are what the checks read: Events (core/v1: events.k8s.io Events are the same objects),
+// and for the endpoint checks Services, Endpoints, EndpointSlices and Pods. Keyed "group/resource".
 var allowedResources = map[string]bool{
-	"/events": true, "events.k8s.io/events": true,
+	"/events": true,
 	"/services": true, "/endpoints": true, "/pods": true, "discovery.k8s.io/endpointslices": true,
 }
 

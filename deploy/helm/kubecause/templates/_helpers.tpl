@@ -87,9 +87,6 @@ as a list of maps. Files may hold several documents or a List.
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["get", "list", "watch"]
-- apiGroups: ["events.k8s.io"]
-  resources: ["events"]
-  verbs: ["get", "list", "watch"]
 {{- end -}}
 
 {{- define "kubecause.endpointRules" -}}
