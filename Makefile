@@ -13,7 +13,7 @@ LDFLAGS := -X github.com/prometheus/common/version.Version=$(VERSION) \
 export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
 BIN := bin/kubecause
 
-.PHONY: all build deps test unit lint generate check-generated bench e2e demo clean
+.PHONY: all build deps test unit lint generate check-generated bench e2e demo image clean
 
 all: build
 
@@ -48,7 +48,10 @@ e2e: deps build ## end-to-end tests on real components (127.0.0.1 only)
 demo: deps build ## local control plane + seed scenarios, or KUBECONFIG=... for a real cluster
 	@if [ -x hack/demo.sh ]; then hack/demo.sh; else $(BIN) $(if $(KUBECONFIG),--kubeconfig=$(KUBECONFIG)); fi
 
-test: deps lint check-generated unit e2e ## the whole test suite (what CI runs)
+image: deps ## linux/amd64+arm64 image into bin/image without a Docker daemon; tests its binary
+	VERSION=$(VERSION) REVISION=$(REVISION) BRANCH=$(BRANCH) hack/image.sh
+
+test: deps lint check-generated unit e2e image ## the whole test suite (what CI runs)
 
 clean:
 	rm -rf bin
