@@ -6,14 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Cluster is a real kube-apiserver with its etcd, run by envtest. No controller-manager,
@@ -36,8 +39,12 @@ type ClusterOptions struct {
 	LogDir string
 }
 
+var quietEnvtest sync.Once
+
 // StartCluster starts etcd and kube-apiserver under dir.
 func StartCluster(dir string, o ClusterOptions) (*Cluster, error) {
+	// envtest logs through controller-runtime's logger; its own output is not needed here.
+	quietEnvtest.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	for _, d := range []string{"etcd", "apiserver"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err

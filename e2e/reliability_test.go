@@ -1,0 +1,116 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubecause/kubecause/e2e/framework"
+)
+
+// kubecauseCounter reads a counter of replica i straight from its /metrics.
+func kubecauseCounter(t *testing.T, s *framework.Stack, i int, name string, labels map[string]string) float64 {
+	t.Helper()
+	v, _ := kubecauseValue(t, s.Kubecause[i], name, labels)
+	return v
+}
+
+// TestAPIServerRestart: kube-apiserver and etcd stop and start again on the same data. The
+// Events that survive keep their counts; kubecause relists and counts exactly the occurrences
+// that happened after the restart — none twice.
+func TestAPIServerRestart(t *testing.T) {
+	ctx := testContext(t)
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps"}})
+	pod := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "apps", "web-0", framework.PodOptions{Node: "worker-1"}))
+	must[*corev1.Pod](t)(s.Objects.SetWaiting(ctx, pod, "ContainerCreating", ""))
+	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
+	ev := must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount",
+		`MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`))
+	check(t, ev.SetCount(ctx, 4))
+	total := `sum(kubecause_events_total{namespace="apps",cause="secret_not_found"})`
+	promValue(t, s, total, 4)
+	relists0 := kubecauseCounter(t, s, 0, "kubecause_relists_total", nil)
+
+	down, err := s.Cluster.RestartControlPlane(ctx)
+	check(t, err)
+	t.Logf("kube-apiserver + etcd restarted: API unavailable for %s", down.Round(time.Millisecond))
+
+	// The surviving Event repeats (4 → 6) and a new one appears: 2 + 1 more occurrences.
+	check(t, ev.SetCount(ctx, 6))
+	must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount",
+		`Unable to attach or mount volumes: unmounted volumes=[tls], unattached volumes=[tls kube-api-access-9xk2p]: timed out waiting for the condition`))
+	promValue(t, s, total, 6)
+	promValue(t, s, `sum(kubecause_events_total{namespace="apps",cause="mount_timeout"})`, 1)
+	waitKubecauseValue(t, s.Kubecause[0], "kubecause_watch_up", nil, 1)
+	relists := kubecauseCounter(t, s, 0, "kubecause_relists_total", nil) - relists0
+	errs := kubecauseCounter(t, s, 0, "kubecause_watch_errors_total", nil)
+	t.Logf("apiserver restart: secret_not_found = 6 (4 before + 2 after, Event count %d), mount_timeout = 1; relists %g, watch errors %g", ev.Count(), relists, errs)
+	// Nothing counted twice once more scrapes went by.
+	waitScrapes(t, s, "kubecause", 3)
+	promValue(t, s, total, 6)
+}
+
+// TestWatchExpiry: the apiserver ends every watch after a few seconds (--min-request-timeout),
+// so kubecause re-watches again and again while the kubelet keeps writing. Counts stay exact.
+func TestWatchExpiry(t *testing.T) {
+	ctx := testContext(t)
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps"}, APIServerArgs: map[string]string{"min-request-timeout": "2"}})
+	pod := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "apps", "api-0", framework.PodOptions{Node: "worker-1"}))
+	must[*corev1.Pod](t)(s.Objects.SetRunningNotReady(ctx, pod, "10.244.0.31"))
+	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
+	ev := must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "Unhealthy",
+		`Readiness probe failed: HTTP probe failed with statuscode: 503`))
+	start := time.Now()
+	watches0 := kubecauseCounter(t, s, 0, "kubecause_event_notifications_total", map[string]string{"op": "relist"})
+	// 20 repeats over ≥ 12 s: several watch expiries in between.
+	for i := 0; i < 20; i++ {
+		check(t, ev.Repeat(ctx, 1))
+		if err := framework.Poll(ctx, 10*time.Second, func() (bool, error) { return time.Since(start) > time.Duration(i)*600*time.Millisecond, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	promValue(t, s, `sum(kubecause_events_total{namespace="apps",cause="readiness_probe_http_status"})`, 21)
+	relists := kubecauseCounter(t, s, 0, "kubecause_event_notifications_total", map[string]string{"op": "relist"}) - watches0
+	t.Logf("watch expiry: 21 occurrences counted exactly over %s (relists %g, watch errors %g)",
+		time.Since(start).Round(time.Millisecond), relists, kubecauseCounter(t, s, 0, "kubecause_watch_errors_total", nil))
+}
+
+// TestTwoReplicas: two kubecause replicas both count (each exact on its own); the rules and the
+// alerts count every occurrence once.
+func TestTwoReplicas(t *testing.T) {
+	ctx := testContext(t)
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"istio-system"}, KubecauseReplicas: 2})
+	pod := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "istio-system", "mspider-mcpc-ckube-remote-6b8d7c9f5-m2x7q", framework.PodOptions{Node: "w1"}))
+	must[*corev1.Pod](t)(s.Objects.SetWaiting(ctx, pod, "ContainerCreating", ""))
+	ev := must[*framework.CoreEvent](t)(framework.Kubelet(s.Cluster.Client, "w1").Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount", s1Message))
+	// The series exists at 1 before it grows to 5, so its rate is not 0.
+	promValue(t, s, `sum(max without (instance, pod) (kubecause_events_total{cause="configmap_not_found"}))`, 1)
+	check(t, ev.SetCount(ctx, 5))
+	for _, k := range s.Kubecause {
+		promValue(t, s, fmt.Sprintf(`sum(kubecause_events_total{cause="configmap_not_found",instance=%q})`, k.Addr), 5)
+	}
+	promValue(t, s, `sum(max without (instance, pod) (kubecause_events_total{cause="configmap_not_found"}))`, 5)
+	// The recording rule equals one replica's rate, not the sum of both (that would be a ratio
+	// of 2; the two sides are evaluated a moment apart, hence the margin).
+	ratio := `sum(namespace_kind_cause:kubecause_events:rate5m{cause="configmap_not_found"}) / sum(rate(kubecause_events_total{cause="configmap_not_found",instance="` + s.Kubecause[0].Addr + `"}[5m]))`
+	v, err := s.Prometheus.API.WaitFor(context.Background(), ratio, metricTimeout, func(v framework.Vector) bool {
+		return len(v) == 1 && v[0].Value > 0.6 && v[0].Value < 1.5
+	})
+	if err != nil {
+		t.Fatalf("recording rule vs one replica: %v", err)
+	}
+	t.Logf("two replicas: each counts 5, deduplicated 5; rate5m rule / one replica's rate = %s", v)
+	got, err := s.Webhook.WaitFiring(alertTimeout, map[string]string{"alertname": "KubecausePodVolumeFailing"})
+	check(t, err)
+	waitScrapes(t, s, "kubecause", 5)
+	got = s.Webhook.Current(map[string]string{"alertname": "KubecausePodVolumeFailing"})
+	if len(got) != 1 {
+		t.Fatalf("two replicas: want one KubecausePodVolumeFailing alert, got %d: %v", len(got), got)
+	}
+	t.Logf("two replicas: pager received one alert: %v", got[0])
+}
