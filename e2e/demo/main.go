@@ -19,8 +19,8 @@ import (
 )
 
 func main() {
-	prom := flag.String("prometheus", "127.0.0.1:9090", "Prometheus listen address")
-	am := flag.String("alertmanager", "127.0.0.1:9093", "Alertmanager listen address")
+	prom := flag.String("prometheus", "127.0.0.1:9090", "Prometheus listen address (empty: a free port)")
+	am := flag.String("alertmanager", "127.0.0.1:9093", "Alertmanager listen address (empty: a free port)")
 	maxFor := flag.Duration("alert-for", 10*time.Second, "cap on the alerts' `for` so the demo fires within seconds (0: the mixin's own durations)")
 	wait := flag.Duration("wait", 3*time.Minute, "how long to wait for the expected alerts")
 	exitAfter := flag.Bool("exit", false, "stop after printing what fired instead of waiting for Ctrl-C")
