@@ -72,6 +72,7 @@ func run(args []string) int {
 	app.Flag("kubeconfig", "Path to a kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config).").StringVar(&o.kube.Kubeconfig)
 	app.Flag("context", "Kubeconfig context to use.").StringVar(&o.kube.Context)
 	app.Flag("events.field-selector", "Server-side field selector for Events.").Default("type=Warning").StringVar(&o.fieldSelector)
+	app.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal.").Default("SandboxChanged", "BackOff").StringsVar(&o.normalReasons)
 	app.Flag("runbook.url-pattern", "Runbook URL pattern; %s is the runbook page.").Default(DefaultRunbookURLPattern).StringVar(&o.runbookPattern)
 	app.Flag("causes.file", "Cause table to use instead of the built-in one (docs/causes.md).").StringVar(&o.causesFile)
 
@@ -80,7 +81,6 @@ func run(args []string) int {
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.namespaces)
 	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
-	serve.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal.").Default("SandboxChanged", "BackOff").StringsVar(&o.normalReasons)
 	serve.Flag("events.max-series", "Cap on label sets of kubecause_events_total and kubecause_objects_affected_total.").Default("10000").IntVar(&o.maxSeries)
 	serve.Flag("object-view.max-series", "Cap on series of the per-object view (kubecause_object_events).").Default("10000").IntVar(&o.maxObjectSeries)
 	serve.Flag("endpoint-checks.config", "Endpoint check configuration (docs/istiod-remote.md); default: discover the istiod-remote layout.").StringVar(&o.checksFile)
@@ -181,16 +181,19 @@ func listLive(o options) ([]corev1.Event, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if len(o.namespaces) == 0 {
-		return explain.List(ctx, client, "", o.fieldSelector)
+	namespaces := o.namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
 	}
 	var all []corev1.Event
-	for _, ns := range o.namespaces {
-		evs, err := explain.List(ctx, client, ns, o.fieldSelector)
-		if err != nil {
-			return nil, err
+	for _, ns := range namespaces {
+		for _, sel := range watchSelectors(o.fieldSelector, o.normalReasons, nil) {
+			evs, err := explain.List(ctx, client, ns, sel)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, evs...)
 		}
-		all = append(all, evs...)
 	}
 	return all, nil
 }
