@@ -29,6 +29,7 @@ unit: ## unit tests with the race detector
 lint: ## gofmt, go vet, rule and dashboard lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e,load,image ./...
 	@if [ -x hack/lint-mixin.sh ]; then hack/lint-mixin.sh; fi
 
 generate: ## regenerate committed outputs (rules, dashboards, docs tables)
