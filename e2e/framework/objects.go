@@ -106,6 +106,16 @@ func (o Objects) SetRunningNotReady(ctx context.Context, p *corev1.Pod, podIP st
 	})
 }
 
+// SetUnschedulable sets the pod Pending with condition PodScheduled=False, reason
+// Unschedulable, as kube-scheduler does (the pod must have no node).
+func (o Objects) SetUnschedulable(ctx context.Context, p *corev1.Pod, message string) (*corev1.Pod, error) {
+	return o.updateStatus(ctx, p, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodPending
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable, Message: message, LastTransitionTime: metav1.Now()}}
+	})
+}
+
 // SetEvicted sets the pod Failed with reason Evicted, as the kubelet's eviction manager does.
 func (o Objects) SetEvicted(ctx context.Context, p *corev1.Pod, message string) (*corev1.Pod, error) {
 	return o.updateStatus(ctx, p, func(p *corev1.Pod) {
