@@ -86,6 +86,16 @@ func TestS1ConfigMapNotFound(t *testing.T) {
 		t.Errorf("description %q does not name the pod", a.Annotations["description"])
 	}
 
+	// A restart while the alert fires must not flap it: the pager gets no resolved and no
+	// second firing notification.
+	before := len(s.Webhook.All())
+	restartKubecause(t, s, 0)
+	waitScrapes(t, s, "kubecause", 5)
+	if flaps := s.Webhook.All()[before:]; len(flaps) != 0 {
+		t.Fatalf("kubecause restart while %s fired: the pager received %v", match["alertname"], flaps)
+	}
+	t.Logf("kubecause restarted while the alert fired: no notification (no flap)")
+
 	// Fixed (the ConfigMap was pushed, the pod started): the alert resolves while the Event
 	// still exists.
 	must[*corev1.Pod](t)(s.Objects.SetRunning(ctx, pod, "10.244.1.23"))
