@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Occurrences is an expected value of kubecause_events_total.
@@ -177,7 +178,19 @@ func SeedScenarios() []Scenario {
 			[]Occurrences{{"kube-system", "Pod", "FailedCreatePodSandBox", "selinux_denied", 1}},
 			[]ExpectedAlert{podAlert("KubecausePodSandboxFailing", "kube-system", "ecc-hostpath-provisioner-8jbhf", "selinux_denied")}),
 	}
-	sc = append(sc, s2(), s3())
+	sc = append(sc,
+		kubeletScenario("S4", "remote ckube panics: too many open files (inotify limits)", "istio-system", "mspider-mcpc-ckube-remote-5447c5bcfc-25t7t", "mesh-cp-worker-2", "CrashLoopBackOff",
+			[][3]string{{warning, "BackOff", `Back-off restarting failed container ckube in pod mspider-mcpc-ckube-remote-5447c5bcfc-25t7t_istio-system(0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0)`}}, []int32{9},
+			[]Occurrences{{"istio-system", "Pod", "BackOff", "crash_loop_backoff", 9}},
+			[]ExpectedAlert{podAlert("KubecauseContainerFailing", "istio-system", "mspider-mcpc-ckube-remote-5447c5bcfc-25t7t", "crash_loop_backoff")}),
+		kubeletScenario("S14", "leftover docker: ttrpc shim connection reset", "apps", "nginx-7db9fccd9b-2j6dh", "worker-7", "ContainerCreating",
+			[][3]string{
+				{warning, "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "nginx-7db9fccd9b-2j6dh": Error response from daemon: ttrpc: client shutting down: read unix @->@/containerd-shim/moby/de2bfeefc999af42783115acca62745e6798981dff75f4148fae8c086668f667/shim.sock: read: connection reset by peer: unknown`},
+				{corev1.EventTypeNormal, "SandboxChanged", `Pod sandbox changed, it will be killed and re-created.`},
+			}, []int32{3, 3},
+			[]Occurrences{{"apps", "Pod", "FailedCreatePodSandBox", "runtime_shim_error", 3}},
+			[]ExpectedAlert{podAlert("KubecausePodSandboxFailing", "apps", "nginx-7db9fccd9b-2j6dh", "runtime_shim_error")}),
+		s2(), s3(), s18(), s19())
 	return sc
 }
 
@@ -244,4 +257,70 @@ func Namespaces(sc []Scenario) []string {
 		}
 	}
 	return out
+}
+
+// S18: the root disk is full; the kubelet evicts pods (DiskPressure).
+func s18() Scenario {
+	const ns = "logging"
+	pods := []string{"fluentd-5x7kq", "fluentd-9m2wd"}
+	return Scenario{
+		ID: "S18", Title: "node root disk full: pods evicted (DiskPressure)", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			k := Kubelet(s.Cluster.Client, "worker-8")
+			for _, name := range pods {
+				p, err := s.Objects.CreatePod(ctx, ns, name, PodOptions{Node: "worker-8", Containers: []string{"fluentd"}})
+				if err != nil {
+					return err
+				}
+				msg := "The node was low on resource: ephemeral-storage. Threshold quantity: 1%, available: 0. Container fluentd was using 5Gi, request is 0, has larger consumption of ephemeral-storage. "
+				if p, err = s.Objects.SetEvicted(ctx, p, msg); err != nil {
+					return err
+				}
+				if _, err := k.Emit(ctx, PodRef(p), warning, "Evicted", msg); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		// Evicted pods are cleaned up once the disk is freed.
+		Fix: func(ctx context.Context, s *Stack) error {
+			for _, name := range pods {
+				if err := s.Cluster.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Occurrences: []Occurrences{{ns, "Pod", "Evicted", "evicted_disk", 2}},
+		Alerts: []ExpectedAlert{{Name: "KubecausePodEvicted", Labels: map[string]string{"namespace": ns, "cause": "evicted_disk"},
+			Runbook: "kubecausepodevicted.md#evicted_disk"}},
+	}
+}
+
+// S19: a PVC stays Terminating because a finalizer keeps it.
+func s19() Scenario {
+	const ns, claim = "apps", "data-old-mysql-0"
+	return Scenario{
+		ID: "S19", Title: "PVC stuck Terminating (finalizer)", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			sc := "local-path"
+			pvc, err := s.Objects.CreatePVC(ctx, ns, claim, &sc)
+			if err != nil {
+				return err
+			}
+			pvc.Finalizers = append(pvc.Finalizers, "kubernetes.io/pvc-protection")
+			if _, err := s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Update(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			return s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{})
+		},
+		// The pod using it is gone: the protection controller removes the finalizer.
+		Fix: func(ctx context.Context, s *Stack) error {
+			patch := []byte(`{"metadata":{"finalizers":null}}`)
+			_, err := s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, claim, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+		Alerts: []ExpectedAlert{{Name: "KubecausePVCStuckTerminating", Labels: map[string]string{"namespace": ns, "persistentvolumeclaim": claim},
+			Runbook: "kubecausepvcstuckterminating.md"}},
+	}
 }
