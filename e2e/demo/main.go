@@ -45,7 +45,7 @@ func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter bool) er
 	logf := func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }
 	fmt.Println("Starting the local chain (logs under " + dir + "/logs):")
 	s, err := framework.StartStack(ctx, framework.StackOptions{
-		WorkDir: dir, Namespaces: framework.Namespaces(scenarios), MaxFor: maxFor,
+		WorkDir: dir, Namespaces: framework.Namespaces(scenarios), MaxFor: maxFor, Cluster: "demo",
 		PrometheusListen: promAddr, AlertmanagerListen: amAddr, Logf: logf,
 	})
 	if err != nil {

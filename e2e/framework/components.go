@@ -139,6 +139,9 @@ type PrometheusConfig struct {
 	KSMTarget        string
 	Alertmanager     string   // host:port
 	RuleFiles        []string // rule files as loaded
+	// Cluster is set as the `cluster` target label on every scraped series (the mixin's
+	// clusterLabel), as a multi-cluster setup's relabelling would; empty: no such label.
+	Cluster string
 }
 
 // Prometheus is a running Prometheus with its HTTP API client.
@@ -172,15 +175,20 @@ func StartPrometheus(bin, workDir, logDir, listen string, cfg PrometheusConfig) 
 		fmt.Fprintf(&b, "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [%q]\n", cfg.Alertmanager)
 	}
 	b.WriteString("scrape_configs:\n")
+	labels := ""
+	if cfg.Cluster != "" {
+		labels = fmt.Sprintf("        labels: {cluster: %q}\n", cfg.Cluster)
+	}
 	if len(cfg.KubecauseTargets) > 0 {
 		b.WriteString("  - job_name: kubecause\n    static_configs:\n      - targets:\n")
 		for _, t := range cfg.KubecauseTargets {
 			fmt.Fprintf(&b, "          - %q\n", t)
 		}
+		b.WriteString(labels)
 	}
 	if cfg.KSMTarget != "" {
 		// honor_labels keeps the namespace/pod labels of the objects kube-state-metrics reports.
-		fmt.Fprintf(&b, "  - job_name: kube-state-metrics\n    honor_labels: true\n    static_configs:\n      - targets: [%q]\n", cfg.KSMTarget)
+		fmt.Fprintf(&b, "  - job_name: kube-state-metrics\n    honor_labels: true\n    static_configs:\n      - targets: [%q]\n%s", cfg.KSMTarget, labels)
 	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {

@@ -30,6 +30,8 @@ type StackOptions struct {
 	// PrometheusListen and AlertmanagerListen are host:port ("" = free 127.0.0.1 ports).
 	PrometheusListen   string
 	AlertmanagerListen string
+	// Cluster is the `cluster` label Prometheus adds to every scraped series ("" = "e2e").
+	Cluster string
 	// Logf reports progress (nil: silent).
 	Logf func(format string, args ...any)
 }
@@ -66,6 +68,9 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	}
 	if o.KubecauseReplicas == 0 {
 		o.KubecauseReplicas = 1
+	}
+	if o.Cluster == "" {
+		o.Cluster = "e2e"
 	}
 	if o.MaxFor == 0 {
 		o.MaxFor = 5 * time.Second
@@ -141,7 +146,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.OriginalFor = orig
-	pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: s.Alertmanager.Addr, RuleFiles: loaded}
+	pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: s.Alertmanager.Addr, RuleFiles: loaded, Cluster: o.Cluster}
 	for _, k := range s.Kubecause {
 		pc.KubecauseTargets = append(pc.KubecauseTargets, k.Addr)
 	}

@@ -1,0 +1,284 @@
+//go:build load
+
+// Package load measures kubecause against a real kube-apiserver: a load generator that writes
+// and patches Events as the kubelet and kube-scheduler do, a decode floor (./floor) that reads
+// the same stream and discards it, and the measurements of docs/performance.md (RSS, CPU per
+// 1,000 writes, ratio to the floor, scrape time and size, event-to-metric lag, start-up peak).
+// Run it with hack/bench-apiserver.sh.
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// combinedPrefix is what client-go's core/v1 recorder puts before the message of the Event it
+// writes after 10 distinct messages of the same (source, object, type, reason).
+const combinedPrefix = "(combined from similar events): "
+
+// kubeletMessages are real kubelet Warning Events (reason, message), from the seed runbooks and
+// the cause table's golden messages.
+var kubeletMessages = [][2]string{
+	{"FailedMount", `MountVolume.SetUp failed for volume "remote-kube-api-server" : configmap "mspider-mcpc-remote-kube-api-server" not found`},
+	{"FailedMount", `Unable to attach or mount volumes: unmounted volumes=[remote-kube-api-server], unattached volumes=[remote-kube-api-server kube-api-access-ljncs ckube-config]: timed out waiting for the condition`},
+	{"FailedMount", `MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`},
+	{"Failed", `Error: configmap "app-config" not found`},
+	{"FailedAttachVolume", `Multi-Attach error for volume "pvc-0a5c3d8e-3a4e-4c1f-9d2e-6f2b0e4a7c11" Volume is already exclusively attached to one node and can't be attached to another`},
+	{"FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "3f2c1d9e8a7b": plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized`},
+	{"FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "apigateway-6dc48bf8b6-l8xrw": Error response from daemon: mkdir /var/lib/docker/aufs/mnt/1f09d6c1c9f24e8daaea5bf33a4230de7dbc758e3b22785e8ee21e3e3d921214-init: no space left on device`},
+	{"Failed", `Failed to pull image "private/app:1.0": rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/private/app:1.0": failed to resolve reference "docker.io/private/app:1.0": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`},
+	{"BackOff", `Back-off restarting failed container app in pod web-0_default(5f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b)`},
+	{"Unhealthy", `Readiness probe failed: Get "http://10.244.1.5:8080/healthz": dial tcp 10.244.1.5:8080: connect: connection refused`},
+	{"Unhealthy", `Liveness probe failed: Get "http://10.244.1.5:8080/livez": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`},
+	{"Evicted", `The node was low on resource: memory. Threshold quantity: 100Mi, available: 91680Ki. Container app was using 1402180Ki, request is 0, has larger consumption of memory.`},
+}
+
+// schedulerMessage is kube-scheduler's FailedScheduling note (events.k8s.io, series updates).
+const schedulerMessage = `0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`
+
+// live is one Event the generator keeps writing to. Only what the next write needs is kept.
+type live struct {
+	mu     sync.Mutex
+	ns     string
+	name   string
+	count  int32
+	series bool // events.k8s.io Event written by the scheduler recorder
+}
+
+// Generator writes Events into namespaces ns-0 … ns-<Namespaces-1>.
+type Generator struct {
+	Client     kubernetes.Interface
+	Namespaces int
+	Workers    int
+
+	mu     sync.Mutex
+	events []*live
+	seq    atomic.Int64
+	// Writes counts the successful writes, Errors the failed ones, Occurrences what the writes
+	// add to kubecause_events_total (+1 per create, +Δcount per patch, +1 per series flush).
+	Writes, Errors, Occurrences atomic.Int64
+}
+
+// Namespace i.
+func (g *Generator) Namespace(i int) string { return fmt.Sprintf("ns-%d", i%g.Namespaces) }
+
+func (g *Generator) pick(r *rand.Rand) *live {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.events[r.IntN(len(g.events))]
+}
+
+func (g *Generator) add(l *live) {
+	g.mu.Lock()
+	g.events = append(g.events, l)
+	g.mu.Unlock()
+}
+
+// Live is the number of Events the generator created.
+func (g *Generator) Live() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.events)
+}
+
+// createKubelet creates a core/v1 Warning Event with count 1, as the kubelet's recorder does.
+// One in ten is the recorder's aggregate ("combined from similar events").
+func (g *Generator) createKubelet(ctx context.Context, r *rand.Rand) error {
+	n := g.seq.Add(1)
+	ns := g.Namespace(int(n))
+	pod := fmt.Sprintf("web-%d", n/4) // about 4 Events per pod
+	m := kubeletMessages[r.IntN(len(kubeletMessages))]
+	msg := m[1]
+	if n%10 == 0 {
+		msg = combinedPrefix + msg
+	}
+	now := metav1.NewTime(time.Now())
+	ev := &corev1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod, time.Now().UnixNano()+n), Namespace: ns},
+		InvolvedObject:      corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", n/4))},
+		Reason:              m[0],
+		Message:             msg,
+		Source:              corev1.EventSource{Component: "kubelet", Host: fmt.Sprintf("node-%d", n%100)},
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		Count:               1,
+		Type:                corev1.EventTypeWarning,
+		ReportingController: "kubelet",
+		ReportingInstance:   fmt.Sprintf("node-%d", n%100),
+	}
+	created, err := g.Client.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	g.add(&live{ns: ns, name: created.Name, count: 1})
+	g.Occurrences.Add(1)
+	return nil
+}
+
+// createScheduler creates an events.k8s.io FailedScheduling Event without series, as
+// kube-scheduler's recorder does for the first occurrence.
+func (g *Generator) createScheduler(ctx context.Context) error {
+	n := g.seq.Add(1)
+	ns := g.Namespace(int(n))
+	pod := fmt.Sprintf("pending-%d", n)
+	ev := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod, time.Now().UnixNano()+n), Namespace: ns},
+		EventTime:           metav1.NewMicroTime(time.Now()),
+		ReportingController: "default-scheduler",
+		ReportingInstance:   "default-scheduler-load",
+		Action:              "Scheduling",
+		Reason:              "FailedScheduling",
+		Regarding:           corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: types.UID(fmt.Sprintf("00000000-0000-4000-9000-%012d", n))},
+		Note:                schedulerMessage,
+		Type:                corev1.EventTypeWarning,
+	}
+	created, err := g.Client.EventsV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	g.add(&live{ns: ns, name: created.Name, count: 1, series: true})
+	g.Occurrences.Add(1)
+	return nil
+}
+
+// Create creates one Event: kubelet-style nine times in ten, scheduler-style otherwise.
+func (g *Generator) Create(ctx context.Context, r *rand.Rand) error {
+	if r.IntN(10) == 0 {
+		return g.createScheduler(ctx)
+	}
+	return g.createKubelet(ctx, r)
+}
+
+// Repeat writes more occurrences of an existing Event: a kubelet PATCH of count (+1, or a
+// spam-filter jump of +5…+20 one time in ten) and lastTimestamp, or a scheduler series flush.
+func (g *Generator) Repeat(ctx context.Context, r *rand.Rand, l *live) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.series {
+		next := l.count + 1 // no series → series.count 2, then +1 per flush
+		patch, _ := json.Marshal(map[string]any{"series": eventsv1.EventSeries{Count: next, LastObservedTime: metav1.NewMicroTime(time.Now())}})
+		if _, err := g.Client.EventsV1().Events(l.ns).Patch(ctx, l.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return err
+		}
+		l.count = next
+		g.Occurrences.Add(1)
+		return nil
+	}
+	d := int32(1)
+	if r.IntN(10) == 0 {
+		d = 5 + r.Int32N(16)
+	}
+	patch, _ := json.Marshal(map[string]any{"count": l.count + d, "lastTimestamp": metav1.NewTime(time.Now())})
+	if _, err := g.Client.CoreV1().Events(l.ns).Patch(ctx, l.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return err
+	}
+	l.count += d
+	g.Occurrences.Add(int64(d))
+	return nil
+}
+
+// Seed creates n Events as fast as the apiserver takes them.
+func (g *Generator) Seed(ctx context.Context, n int) error {
+	var next atomic.Int64
+	var first atomic.Value
+	var wg sync.WaitGroup
+	for w := 0; w < g.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			for next.Add(1) <= int64(n) && ctx.Err() == nil {
+				if err := g.Create(ctx, r); err != nil {
+					first.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if err, _ := first.Load().(error); err != nil {
+		return fmt.Errorf("seeding Events: %w", err)
+	}
+	return ctx.Err()
+}
+
+// Profile is a write rate with bursts: Rate writes/s, except for BurstSeconds of every
+// BurstEvery, when it is BurstFactor × Rate.
+type Profile struct {
+	Rate         float64
+	Duration     time.Duration
+	BurstEvery   time.Duration
+	BurstSeconds time.Duration
+	BurstFactor  float64
+	// CreateShare is the share of writes that create a new Event (the rest repeat one).
+	CreateShare float64
+}
+
+// Run writes at the profile's rate until its duration has passed and returns the number of
+// writes done and how long they took. Writes that fall behind are not dropped: the pacer
+// issues them as soon as a worker is free, so the achieved rate says what the apiserver took.
+func (g *Generator) Run(ctx context.Context, p Profile) (int64, time.Duration, error) {
+	tickets := make(chan struct{}, 4096)
+	var wg sync.WaitGroup
+	var first atomic.Value
+	before := g.Writes.Load()
+	for w := 0; w < g.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w)+1000, uint64(time.Now().UnixNano())))
+			for range tickets {
+				var err error
+				if r.Float64() < p.CreateShare {
+					err = g.Create(ctx, r)
+				} else {
+					err = g.Repeat(ctx, r, g.pick(r))
+				}
+				if err != nil {
+					g.Errors.Add(1)
+					first.CompareAndSwap(nil, err)
+					continue
+				}
+				g.Writes.Add(1)
+			}
+		}(w)
+	}
+	start := time.Now()
+	issued := 0.0
+	step := 10 * time.Millisecond
+	t := time.NewTicker(step)
+	for now := range t.C {
+		el := now.Sub(start)
+		if el >= p.Duration || ctx.Err() != nil {
+			break
+		}
+		rate := p.Rate
+		if p.BurstEvery > 0 && el%p.BurstEvery < p.BurstSeconds {
+			rate *= p.BurstFactor
+		}
+		issued += rate * step.Seconds()
+		for ; issued >= 1; issued-- {
+			tickets <- struct{}{}
+		}
+	}
+	t.Stop()
+	close(tickets)
+	wg.Wait()
+	took := time.Since(start)
+	var err error
+	if e, _ := first.Load().(error); e != nil {
+		err = fmt.Errorf("%d writes failed, first: %w", g.Errors.Load(), e)
+	}
+	return g.Writes.Load() - before, took, err
+}
