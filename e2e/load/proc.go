@@ -108,7 +108,11 @@ func SumSamples(body []byte, name string, match ...string) (float64, bool) {
 		if !ok {
 			continue
 		}
-		f := strings.Fields(string(line[bytes.LastIndexByte(line, '}')+1:]))
+		rest := line[len(name):]
+		if rest[0] == '{' {
+			rest = rest[bytes.LastIndexByte(rest, '}')+1:]
+		}
+		f := strings.Fields(string(rest))
 		if len(f) == 0 {
 			continue
 		}

@@ -1,0 +1,675 @@
+//go:build load
+
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubecause/kubecause/e2e/framework"
+)
+
+// Settings (environment):
+//
+//	LOAD_SIZES     live Events per run, comma-separated (default 1000,10000,50000)
+//	LOAD_RATES     write rates in writes/s (default 200,1000); each phase adds bursts of 3× the
+//	               rate for 1 s in every 10 s
+//	LOAD_SECONDS   duration of each write phase (default 20)
+//	LOAD_LAG       "0" skips the lag phase (1,000 writes/s while /metrics is polled)
+//	LOAD_OUT       file that receives the results as JSON (default: none)
+//	KUBECAUSE_ENV  extra environment of the kubecause process, e.g. "GOMEMLIMIT=48MiB GOGC=50"
+//	KUBECAUSE_BIN  the kubecause binary (default bin/kubecause)
+type settings struct {
+	sizes, rates []int
+	seconds      int
+	lag          bool
+	out          string
+	kcEnv        []string
+}
+
+func ints(env, def string) []int {
+	v := os.Getenv(env)
+	if v == "" {
+		v = def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func loadSettings() settings {
+	s := settings{
+		sizes:   ints("LOAD_SIZES", "1000,10000,50000"),
+		rates:   ints("LOAD_RATES", "200,1000"),
+		seconds: 20,
+		lag:     os.Getenv("LOAD_LAG") != "0",
+		out:     os.Getenv("LOAD_OUT"),
+		kcEnv:   strings.Fields(os.Getenv("KUBECAUSE_ENV")),
+	}
+	if n, err := strconv.Atoi(os.Getenv("LOAD_SECONDS")); err == nil && n > 0 {
+		s.seconds = n
+	}
+	return s
+}
+
+// selectors are kubecause's default watches (--events.field-selector=type=Warning and the
+// default --events.normal-reason values); the floor opens the same ones.
+var selectors = []string{"type=Warning", "type=Normal,reason=SandboxChanged", "type=Normal,reason=BackOff"}
+
+// child is a measured process.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+}
+
+func startChild(t *testing.T, dir, name string, env []string, bin string, args ...string) *child {
+	t.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	c := &child{name: name, cmd: cmd, log: logPath}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		f.Close()
+	})
+	return c
+}
+
+func (c *child) stats(t *testing.T) ProcStats {
+	t.Helper()
+	s, err := ReadProc(c.cmd.Process.Pid)
+	if err != nil {
+		b, _ := os.ReadFile(c.log)
+		if len(b) > 3000 {
+			b = b[len(b)-3000:]
+		}
+		t.Fatalf("%s: %v; log:\n%s", c.name, err, b)
+	}
+	return s
+}
+
+// floorStats reads the floor's stats file.
+func floorStats(path string) map[string]int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	out := map[string]int64{}
+	for _, f := range strings.Fields(string(b)) {
+		k, v, _ := strings.Cut(f, "=")
+		out[k], _ = strconv.ParseInt(v, 10, 64)
+	}
+	return out
+}
+
+// quiet waits until the CPU time of every process stopped growing (two equal readings 300 ms
+// apart), so a CPU figure is read once the process has handled what it was sent.
+func quiet(t *testing.T, cs ...*child) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	prev := make([]time.Duration, len(cs))
+	for i, c := range cs {
+		prev[i] = c.stats(t).CPU
+	}
+	for time.Now().Before(deadline) {
+		time.Sleep(300 * time.Millisecond)
+		same := true
+		for i, c := range cs {
+			cur := c.stats(t).CPU
+			if cur != prev[i] {
+				same = false
+			}
+			prev[i] = cur
+		}
+		if same {
+			return
+		}
+	}
+	t.Logf("processes still busy after 60 s")
+}
+
+// Phase is one write phase at a target rate.
+type Phase struct {
+	TargetRate  int     `json:"target_rate"`
+	Writes      int64   `json:"writes"`
+	Achieved    float64 `json:"achieved_writes_per_s"`
+	Occurrences int64   `json:"occurrences_written"`
+	Counted     float64 `json:"occurrences_counted"`
+	// CPU milliseconds per 1,000 writes.
+	KubecauseCPU float64 `json:"kubecause_cpu_ms_per_1k"`
+	FloorCPU     float64 `json:"floor_cpu_ms_per_1k"`
+	FloorJSONCPU float64 `json:"floor_json_cpu_ms_per_1k"`
+	Ratio        float64 `json:"cpu_ratio_to_floor"`
+}
+
+// Result is one run (one apiserver, N live Events).
+type Result struct {
+	Events        int     `json:"events"`
+	SeedSeconds   float64 `json:"seed_seconds"`
+	StartKC       float64 `json:"kubecause_start_seconds"`
+	StartPeakKC   int64   `json:"kubecause_start_peak_rss_bytes"`
+	StartPeakFl   int64   `json:"floor_start_peak_rss_bytes"`
+	StartPeakFlJ  int64   `json:"floor_json_start_peak_rss_bytes"`
+	StartCPUKC    float64 `json:"kubecause_start_cpu_seconds"`
+	StartCPUFl    float64 `json:"floor_start_cpu_seconds"`
+	StartCPUFlJ   float64 `json:"floor_json_start_cpu_seconds"`
+	Phases        []Phase `json:"phases"`
+	SteadyKC      int64   `json:"kubecause_steady_rss_bytes"`
+	SteadyFl      int64   `json:"floor_steady_rss_bytes"`
+	SteadyFlJ     int64   `json:"floor_json_steady_rss_bytes"`
+	PeakKC        int64   `json:"kubecause_peak_rss_bytes"`
+	PeakFl        int64   `json:"floor_peak_rss_bytes"`
+	Tracked       float64 `json:"kubecause_tracked_events"`
+	ScrapeMS      float64 `json:"scrape_ms_median"`
+	ScrapeBytes   int     `json:"scrape_bytes"`
+	ScrapeSeries  int     `json:"scrape_samples"`
+	LagWrites     float64 `json:"lag_phase_writes_per_s"`
+	LagProbes     int     `json:"lag_probes"`
+	LagP50MS      float64 `json:"lag_p50_ms"`
+	LagP99MS      float64 `json:"lag_p99_ms"`
+	LagMaxMS      float64 `json:"lag_max_ms"`
+	LagScrapeMS   float64 `json:"lag_phase_scrape_ms_median"`
+	HistP99       float64 `json:"lag_histogram_p99_seconds"`
+	HeapInuseKC   float64 `json:"kubecause_heap_inuse_bytes"`
+	GoSysKC       float64 `json:"kubecause_go_sys_bytes"`
+	KubecauseArgs string  `json:"kubecause_env"`
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func fastConfig(base *rest.Config) *rest.Config {
+	cfg := rest.CopyConfig(base)
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.QPS, cfg.Burst = 1e6, 1e6
+	return cfg
+}
+
+func buildFloor(t *testing.T) string {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "floor")
+	cmd := exec.Command("go", "build", "-tags", "load", "-o", out, "./e2e/load/floor")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the floor: %v\n%s", err, b)
+	}
+	return out
+}
+
+// TestApiserverLoad runs kubecause and the decode floor against a real kube-apiserver for
+// every size of LOAD_SIZES and prints the figures of docs/performance.md.
+func TestApiserverLoad(t *testing.T) {
+	s := loadSettings()
+	bins, err := framework.FindBinaries(true)
+	if bins.Kubecause == "" {
+		t.Fatalf("kubecause binary: %v", err)
+	}
+	floor := buildFloor(t)
+	var results []Result
+	for _, n := range s.sizes {
+		t.Run(fmt.Sprintf("events=%d", n), func(t *testing.T) {
+			r := runSize(t, s, bins.Kubecause, floor, n)
+			results = append(results, r)
+			report(t, r)
+		})
+	}
+	if s.out != "" && len(results) > 0 {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(s.out, b, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
+	ctx := context.Background()
+	dir := t.TempDir()
+	r := Result{Events: n, KubecauseArgs: strings.Join(s.kcEnv, " ")}
+	cl, err := framework.StartCluster(dir, framework.ClusterOptions{LogDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Stop() })
+	client, err := kubernetes.NewForConfig(fastConfig(cl.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Generator{Client: client, Namespaces: 50, Workers: 16}
+	nss := []string{"load-probe"}
+	for i := 0; i < g.Namespaces; i++ {
+		nss = append(nss, g.Namespace(i))
+	}
+	if err := cl.EnsureNamespaces(ctx, nss...); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := g.Seed(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	r.SeedSeconds = time.Since(start).Seconds()
+	t.Logf("seeded %d Events in %.1f s", n, r.SeedSeconds)
+
+	// Start-up: kubecause and the floors read the initial list of n Events.
+	kcAddr, err := framework.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := startChild(t, dir, "kubecause", s.kcEnv, kcBin,
+		"--web.listen-address="+kcAddr, "--kubeconfig="+cl.KubeconfigPath, "--log.level=info",
+		"--object-view.max-series=1000000", "--events.max-series=100000")
+	fl := startChild(t, dir, "floor", nil, floorBin, floorArgs(cl.KubeconfigPath, "protobuf", filepath.Join(dir, "floor.stats"))...)
+	flj := startChild(t, dir, "floor-json", nil, floorBin, floorArgs(cl.KubeconfigPath, "json", filepath.Join(dir, "floor-json.stats"))...)
+	hc := &http.Client{Timeout: 30 * time.Second}
+	start = time.Now()
+	kcReady, flReady, fljReady := false, false, false
+	for !(kcReady && flReady && fljReady) {
+		if time.Since(start) > 5*time.Minute {
+			t.Fatalf("not synced after 5 min (kubecause %v, floor %v, floor-json %v)", kcReady, flReady, fljReady)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if !kcReady {
+			if resp, err := hc.Get("http://" + kcAddr + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					kcReady = true
+					r.StartKC = time.Since(start).Seconds()
+					st := kc.stats(t)
+					r.StartPeakKC, r.StartCPUKC = st.HWM, st.CPU.Seconds()
+				}
+			}
+		}
+		if !flReady && floorStats(filepath.Join(dir, "floor.stats"))["synced"] == 1 {
+			flReady = true
+			st := fl.stats(t)
+			r.StartPeakFl, r.StartCPUFl = st.HWM, st.CPU.Seconds()
+		}
+		if !fljReady && floorStats(filepath.Join(dir, "floor-json.stats"))["synced"] == 1 {
+			fljReady = true
+			st := flj.stats(t)
+			r.StartPeakFlJ, r.StartCPUFlJ = st.HWM, st.CPU.Seconds()
+		}
+	}
+	t.Logf("synced: kubecause in %.1f s, peak %.1f MiB; floor peak %.1f MiB; floor-json peak %.1f MiB",
+		r.StartKC, mib(r.StartPeakKC), mib(r.StartPeakFl), mib(r.StartPeakFlJ))
+	quiet(t, kc, fl, flj)
+
+	body, _, err := Scrape(hc, "http://"+kcAddr+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted0, _ := SumSamples(body, "kubecause_events_total")
+	r.Tracked, _ = SumSamples(body, "kubecause_tracked_events")
+	if int(r.Tracked) != n {
+		t.Errorf("kubecause tracks %v live Events after its initial list, want %d", r.Tracked, n)
+	}
+
+	for _, rate := range s.rates {
+		p := Phase{TargetRate: rate}
+		b0 := [3]ProcStats{kc.stats(t), fl.stats(t), flj.stats(t)}
+		occ0 := g.Occurrences.Load()
+		writes, took, err := g.Run(ctx, Profile{
+			Rate: float64(rate), Duration: time.Duration(s.seconds) * time.Second,
+			BurstEvery: 10 * time.Second, BurstSeconds: time.Second, BurstFactor: 3, CreateShare: 0.2,
+		})
+		if err != nil {
+			t.Errorf("writes at %d/s: %v", rate, err)
+		}
+		p.Writes, p.Achieved, p.Occurrences = writes, float64(writes)/took.Seconds(), g.Occurrences.Load()-occ0
+		waitFloor(t, filepath.Join(dir, "floor.stats"), g)
+		waitFloor(t, filepath.Join(dir, "floor-json.stats"), g)
+		quiet(t, kc, fl, flj)
+		b1 := [3]ProcStats{kc.stats(t), fl.stats(t), flj.stats(t)}
+		per1k := func(i int) float64 {
+			return float64((b1[i].CPU - b0[i].CPU).Milliseconds()) * 1000 / float64(writes)
+		}
+		p.KubecauseCPU, p.FloorCPU, p.FloorJSONCPU = per1k(0), per1k(1), per1k(2)
+		if p.FloorCPU > 0 {
+			p.Ratio = p.KubecauseCPU / p.FloorCPU
+		}
+		body, _, err := Scrape(hc, "http://"+kcAddr+"/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted, _ := SumSamples(body, "kubecause_events_total")
+		p.Counted = counted - counted0
+		counted0 = counted
+		if int64(p.Counted) != p.Occurrences {
+			t.Errorf("at %d/s: kubecause counted %v occurrences, the writes made %d", rate, p.Counted, p.Occurrences)
+		}
+		t.Logf("%d writes/s: %d writes in %.1f s (%.0f/s); CPU per 1k writes: kubecause %.0f ms, floor %.0f ms (json %.0f ms), ratio %.2f",
+			rate, writes, took.Seconds(), p.Achieved, p.KubecauseCPU, p.FloorCPU, p.FloorJSONCPU, p.Ratio)
+		r.Phases = append(r.Phases, p)
+	}
+
+	// Steady state after the write phases.
+	st := [3]ProcStats{kc.stats(t), fl.stats(t), flj.stats(t)}
+	r.SteadyKC, r.SteadyFl, r.SteadyFlJ = st[0].RSS, st[1].RSS, st[2].RSS
+	r.PeakKC, r.PeakFl = st[0].HWM, st[1].HWM
+
+	// Scrape: median of 5.
+	var times []float64
+	for i := 0; i < 5; i++ {
+		b, took, err := Scrape(hc, "http://"+kcAddr+"/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		times = append(times, float64(took.Microseconds())/1000)
+		r.ScrapeBytes = len(b)
+		r.ScrapeSeries = samples(b)
+		r.HeapInuseKC, _ = SumSamples(b, "go_memstats_heap_inuse_bytes")
+		r.GoSysKC, _ = SumSamples(b, "go_memstats_sys_bytes")
+	}
+	r.ScrapeMS = median(times)
+
+	if s.lag {
+		lagPhase(t, ctx, &r, g, client, hc, kcAddr, s.seconds)
+	}
+	return r
+}
+
+func floorArgs(kubeconfig, contentType, stats string) []string {
+	args := []string{"--kubeconfig=" + kubeconfig, "--content-type=" + contentType, "--stats-file=" + stats}
+	for _, s := range selectors {
+		args = append(args, "--field-selector="+s)
+	}
+	return args
+}
+
+// waitFloor waits until the floor has seen a notification for every write so far.
+func waitFloor(t *testing.T, path string, g *Generator) {
+	t.Helper()
+	want := g.Writes.Load()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		st := floorStats(path)
+		// The seed's creates were listed, not watched; every later write is one notification.
+		if st["adds"]+st["updates"] >= want {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Errorf("%s: the floor did not see every write within 60 s: %v", filepath.Base(path), floorStats(path))
+}
+
+func samples(b []byte) int {
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && l[0] != '#' {
+			n++
+		}
+	}
+	return n
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(s) {
+		i = len(s) - 1
+	}
+	return s[i]
+}
+
+// lagPhase writes at 1,000 writes/s (with bursts) while a probe Event is patched every 200 ms
+// and /metrics is polled back to back: the lag of a probe occurrence is the time from the
+// start of its PATCH to the end of the first scrape whose kubecause_events_total shows it.
+func lagPhase(t *testing.T, ctx context.Context, r *Result, g *Generator, client kubernetes.Interface, hc *http.Client, addr string, seconds int) {
+	url := "http://" + addr + "/metrics"
+	body0, _, err := Scrape(hc, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.NewTime(time.Now())
+	probe, err := client.CoreV1().Events("load-probe").Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("probe.%x", time.Now().UnixNano())},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "load-probe", Name: "probe", UID: types.UID("00000000-0000-4000-a000-000000000001")},
+		Reason:         "LoadProbe", Message: "load probe", Type: corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: "kubelet", Host: "node-probe"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := []string{`reason="LoadProbe"`}
+	// Wait for the probe's first occurrence, so the counter exists.
+	var base float64
+	if err := framework.Poll(ctx, 30*time.Second, func() (bool, error) {
+		b, _, err := Scrape(hc, url)
+		if err != nil {
+			return false, err
+		}
+		v, ok := SumSamples(b, "kubecause_events_total", match...)
+		base = v
+		return ok && v >= 1, nil
+	}); err != nil {
+		t.Fatalf("probe Event never counted: %v", err)
+	}
+
+	type probeWrite struct {
+		count int32
+		at    time.Time
+	}
+	writes := make(chan probeWrite, 1024)
+	stop := make(chan struct{})
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		defer close(writes)
+		count := int32(base)
+		tk := time.NewTicker(200 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+			}
+			count++
+			at := time.Now()
+			patch, _ := json.Marshal(map[string]any{"count": count, "lastTimestamp": metav1.NewTime(at)})
+			if _, err := client.CoreV1().Events("load-probe").Patch(ctx, probe.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Errorf("probe patch: %v", err)
+				return
+			}
+			writes <- probeWrite{count, at}
+		}
+	}()
+	type seen struct {
+		v  float64
+		at time.Time
+	}
+	var scrapes []seen
+	var scrapeMS []float64
+	pollDone := make(chan struct{})
+	go func() {
+		defer close(pollDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b, took, err := Scrape(hc, url)
+			if err != nil {
+				t.Errorf("scrape: %v", err)
+				return
+			}
+			v, _ := SumSamples(b, "kubecause_events_total", match...)
+			scrapes = append(scrapes, seen{v, time.Now()})
+			scrapeMS = append(scrapeMS, float64(took.Microseconds())/1000)
+		}
+	}()
+	wrote, took, err := g.Run(ctx, Profile{
+		Rate: 1000, Duration: time.Duration(seconds) * time.Second,
+		BurstEvery: 10 * time.Second, BurstSeconds: time.Second, BurstFactor: 3, CreateShare: 0.2,
+	})
+	if err != nil {
+		t.Errorf("lag phase writes: %v", err)
+	}
+	r.LagWrites = float64(wrote) / took.Seconds()
+	close(stop)
+	<-probeDone
+	// Keep polling briefly so the last probes are seen.
+	var pw []probeWrite
+	for w := range writes {
+		pw = append(pw, w)
+	}
+	<-pollDone
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pw) > 0 && time.Now().Before(deadline) {
+		b, _, err := Scrape(hc, url)
+		if err != nil {
+			break
+		}
+		v, _ := SumSamples(b, "kubecause_events_total", match...)
+		scrapes = append(scrapes, seen{v, time.Now()})
+		if v >= float64(pw[len(pw)-1].count) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var lags []float64
+	j := 0
+	for _, w := range pw {
+		for j < len(scrapes) && (scrapes[j].v < float64(w.count) || scrapes[j].at.Before(w.at)) {
+			j++
+		}
+		if j == len(scrapes) {
+			t.Errorf("probe occurrence %d never seen", w.count)
+			break
+		}
+		lags = append(lags, float64(scrapes[j].at.Sub(w.at).Microseconds())/1000)
+	}
+	r.LagProbes = len(lags)
+	r.LagP50MS, r.LagP99MS = quantile(lags, 0.5), quantile(lags, 0.99)
+	if len(lags) > 0 {
+		r.LagMaxMS = quantile(lags, 1)
+	}
+	r.LagScrapeMS = median(scrapeMS)
+	body1, _, err := Scrape(hc, url)
+	if err == nil {
+		r.HistP99 = histDeltaQuantile(body0, body1, "kubecause_event_processing_lag_seconds", 0.99)
+	}
+	t.Logf("lag at %.0f writes/s: %d probes, p50 %.0f ms, p99 %.0f ms, max %.0f ms (scrape %.0f ms); histogram p99 %.2f s",
+		r.LagWrites, r.LagProbes, r.LagP50MS, r.LagP99MS, r.LagMaxMS, r.LagScrapeMS, r.HistP99)
+}
+
+// histDeltaQuantile is the q-quantile of the observations a histogram received between two
+// scrapes.
+func histDeltaQuantile(before, after []byte, name string, q float64) float64 {
+	b0, b1 := buckets(before, name), buckets(after, name)
+	if len(b0) != len(b1) {
+		return 0
+	}
+	var sb strings.Builder
+	for i := range b1 {
+		fmt.Fprintf(&sb, "%s_bucket{le=\"%s\"} %g\n", name, b1[i].le, b1[i].n-b0[i].n)
+	}
+	v, _ := HistogramQuantile([]byte(sb.String()), name, q)
+	return v
+}
+
+type rawBucket struct {
+	le string
+	n  float64
+}
+
+func buckets(body []byte, name string) []rawBucket {
+	var out []rawBucket
+	prefix := name + `_bucket{le="`
+	for _, l := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(l, prefix) {
+			continue
+		}
+		rest := l[len(prefix):]
+		le, after, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseFloat(strings.Fields(after)[0], 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, rawBucket{le, n})
+	}
+	return out
+}
+
+// report prints one run's figures, including benchstat-style lines.
+func report(t *testing.T, r Result) {
+	name := fmt.Sprintf("BenchmarkApiserver/events=%d", r.Events)
+	fmt.Printf("%s/startup 1 %.1f peak-MiB %.1f floor-peak-MiB %.1f floor-json-peak-MiB %.2f s\n",
+		name, mib(r.StartPeakKC), mib(r.StartPeakFl), mib(r.StartPeakFlJ), r.StartKC)
+	for _, p := range r.Phases {
+		fmt.Printf("%s/rate=%d 1 %.0f writes/s %.0f cpu-ms/1k-writes %.0f floor-cpu-ms/1k-writes %.0f floor-json-cpu-ms/1k-writes %.2f x-floor\n",
+			name, p.TargetRate, p.Achieved, p.KubecauseCPU, p.FloorCPU, p.FloorJSONCPU, p.Ratio)
+	}
+	fmt.Printf("%s/steady 1 %.1f rss-MiB %.1f floor-rss-MiB %.1f peak-MiB %.0f B/event-over-floor\n",
+		name, mib(r.SteadyKC), mib(r.SteadyFl), mib(r.PeakKC), float64(r.SteadyKC-r.SteadyFl)/float64(r.Events))
+	fmt.Printf("%s/scrape 1 %.1f ms %d bytes %d samples %.1f heap-inuse-MiB %.1f go-sys-MiB\n",
+		name, r.ScrapeMS, r.ScrapeBytes, r.ScrapeSeries, r.HeapInuseKC/(1<<20), r.GoSysKC/(1<<20))
+	if r.LagProbes > 0 {
+		fmt.Printf("%s/lag 1 %.0f writes/s %.0f p50-ms %.0f p99-ms %.0f max-ms\n", name, r.LagWrites, r.LagP50MS, r.LagP99MS, r.LagMaxMS)
+	}
+}
