@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -95,16 +94,26 @@ func TestTwoReplicas(t *testing.T) {
 		promValue(t, s, fmt.Sprintf(`sum(kubecause_events_total{cause="configmap_not_found",instance=%q})`, k.Addr), 5)
 	}
 	promValue(t, s, `sum(max without (instance, pod) (kubecause_events_total{cause="configmap_not_found"}))`, 5)
-	// The recording rule equals one replica's rate, not the sum of both (that would be a ratio
-	// of 2; the two sides are evaluated a moment apart, hence the margin).
-	ratio := `sum(namespace_kind_cause:kubecause_events:rate5m{cause="configmap_not_found"}) / sum(rate(kubecause_events_total{cause="configmap_not_found",instance="` + s.Kubecause[0].Addr + `"}[5m]))`
-	v, err := s.Prometheus.API.WaitFor(context.Background(), ratio, metricTimeout, func(v framework.Vector) bool {
-		return len(v) == 1 && v[0].Value > 0.6 && v[0].Value < 1.5
-	})
-	if err != nil {
-		t.Fatalf("recording rule vs one replica: %v", err)
+	// The recording rule equals one replica's rate, not the sum of both (a ratio of 2). Both
+	// sides are evaluated at the instant the rule was evaluated, on the same samples (the rule
+	// takes the larger of the two replicas' rates, which differ by a scrape's timing).
+	rule := `sum(namespace_kind_cause:kubecause_events:rate5m{cause="configmap_not_found"})`
+	one := `sum(rate(kubecause_events_total{cause="configmap_not_found",instance="` + s.Kubecause[0].Addr + `"}[5m]))`
+	if _, err := s.Prometheus.API.WaitFor(ctx, rule, metricTimeout, func(v framework.Vector) bool { return len(v) == 1 && v[0].Value > 0 }); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("two replicas: each counts 5, deduplicated 5; rate5m rule / one replica's rate = %s", v)
+	ts := promQuery(t, s, `max(timestamp(namespace_kind_cause:kubecause_events:rate5m{cause="configmap_not_found"}))`)
+	at := time.Unix(0, int64(ts[0].Value*1e9))
+	r := must[framework.Vector](t)(s.Prometheus.API.QueryAt(ctx, rule, at))
+	o := must[framework.Vector](t)(s.Prometheus.API.QueryAt(ctx, one, at))
+	if len(r) != 1 || len(o) != 1 || o[0].Value == 0 {
+		t.Fatalf("at %s: rule %s, one replica %s", at, r, o)
+	}
+	ratio := r[0].Value / o[0].Value
+	if ratio < 0.9 || ratio > 1.1 {
+		t.Fatalf("recording rule %g / one replica's rate %g = %g at %s, want 1 (2 would be double counting)", r[0].Value, o[0].Value, ratio, at)
+	}
+	t.Logf("two replicas: each counts 5, deduplicated 5; at the rule's evaluation %s: rate5m rule %g / one replica's rate %g = %.3f", at.Format(time.RFC3339Nano), r[0].Value, o[0].Value, ratio)
 	got, err := s.Webhook.WaitFiring(alertTimeout, map[string]string{"alertname": "KubecausePodVolumeFailing"})
 	check(t, err)
 	waitScrapes(t, s, "kubecause", 5)

@@ -86,11 +86,20 @@ func (a *PromAPI) get(ctx context.Context, path string, q url.Values, out any) e
 
 // Query runs an instant query now. Scalars come back as one sample without labels.
 func (a *PromAPI) Query(ctx context.Context, expr string) (Vector, error) {
+	return a.QueryAt(ctx, expr, time.Time{})
+}
+
+// QueryAt runs an instant query at evaluation time at (zero: now).
+func (a *PromAPI) QueryAt(ctx context.Context, expr string, at time.Time) (Vector, error) {
 	var data struct {
 		ResultType string          `json:"resultType"`
 		Result     json.RawMessage `json:"result"`
 	}
-	if err := a.get(ctx, "/api/v1/query", url.Values{"query": {expr}}, &data); err != nil {
+	q := url.Values{"query": {expr}}
+	if !at.IsZero() {
+		q.Set("time", strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
+	}
+	if err := a.get(ctx, "/api/v1/query", q, &data); err != nil {
 		return nil, err
 	}
 	parse := func(v [2]any) (float64, error) {
