@@ -18,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubecause/kubecause/internal/repo"
 )
 
 // The tests render the Helm chart and the kustomize overlays with the pinned tools that
@@ -53,7 +55,7 @@ func renderings(t *testing.T) []Rendering {
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ var readOnlyVerbs = []string{"get", "list", "watch"}
 // allowedResources are what the checks read: Events (core/v1: events.k8s.io Events are the same objects),
 // and for the endpoint checks Services, Endpoints, EndpointSlices and Pods. Keyed "group/resource".
 var allowedResources = map[string]bool{
-	"/events": true,
+	"/events":   true,
 	"/services": true, "/endpoints": true, "/pods": true, "discovery.k8s.io/endpointslices": true,
 }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubecause/kubecause/internal/repo"
 )
 
 // KubeVersion is the Kubernetes version the chart is rendered for (a helm built without release ldflags
@@ -72,29 +74,10 @@ func ParseManifests(data []byte) ([]Object, error) {
 	return objs, nil
 }
 
-// RepoRoot walks up from the working directory to the project's go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(b, []byte("module github.com/kubecause/kubecause\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("the project's go.mod is not above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // Tool returns the cached binary of a pinned deploy tool (helm, kustomize, ko, crane); its version is
 // read from hack/deps/30-deploy-tools.sh, which builds it.
 func Tool(name string) (string, error) {
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return "", err
 	}
@@ -106,15 +89,7 @@ func Tool(name string) (string, error) {
 	if m == nil {
 		return "", fmt.Errorf("no %s version in hack/deps/30-deploy-tools.sh", name)
 	}
-	cache := os.Getenv("KUBECAUSE_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(home, ".cache", "kubecause")
-	}
-	p := filepath.Join(cache, "bin", name+"-"+string(m[1]))
+	p := filepath.Join(repo.CacheDir(), "bin", name+"-"+string(m[1]))
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("%s %s not found at %s: run make deps", name, m[1], p)
 	}
@@ -127,7 +102,7 @@ func Run(name string, args ...string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return nil, err
 	}

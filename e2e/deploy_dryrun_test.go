@@ -28,6 +28,8 @@ import (
 
 	"github.com/kubecause/kubecause/deploy"
 	"github.com/kubecause/kubecause/e2e/framework"
+
+	"github.com/kubecause/kubecause/internal/repo"
 )
 
 // warnings collects the apiserver's warning headers (e.g. Pod Security "warn" results).
@@ -116,7 +118,7 @@ func TestDeployDryRun(t *testing.T) {
 	a := &applier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))}
 
 	// The CRDs a prometheus-operator installation brings (ServiceMonitor, PrometheusRule), for real.
-	root := must[string](t)(deploy.RepoRoot())
+	root := must[string](t)(repo.Root())
 	crdFiles := must[[]string](t)(filepath.Glob(filepath.Join(root, "deploy", "test", "crds", "*.yaml")))
 	if len(crdFiles) == 0 {
 		t.Fatal("no CRDs in deploy/test/crds")

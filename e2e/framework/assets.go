@@ -1,11 +1,12 @@
 package framework
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/kubecause/kubecause/internal/repo"
 )
 
 // Versions of the components built by hack/deps/20-e2e-tools.sh.
@@ -15,16 +16,7 @@ const (
 )
 
 // CacheDir is $KUBECAUSE_CACHE, by default $HOME/.cache/kubecause.
-func CacheDir() string {
-	if d := os.Getenv("KUBECAUSE_CACHE"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "kubecause-cache")
-	}
-	return filepath.Join(home, ".cache", "kubecause")
-}
+func CacheDir() string { return repo.CacheDir() }
 
 // AssetsDir is $KUBEBUILDER_ASSETS, by default the directory hack/deps/20-e2e-tools.sh assembles.
 func AssetsDir() string {
@@ -34,24 +26,8 @@ func AssetsDir() string {
 	return filepath.Join(CacheDir(), "kubebuilder-assets")
 }
 
-// RepoRoot walks up from the working directory to the directory holding the project's go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(b, []byte("module github.com/kubecause/kubecause\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("project root (go.mod of github.com/kubecause/kubecause) not found above the working directory")
-		}
-		dir = parent
-	}
-}
+// RepoRoot is the repository's top directory.
+func RepoRoot() (string, error) { return repo.Root() }
 
 // Binaries are the paths of the executables the stack runs.
 type Binaries struct {

@@ -12,36 +12,29 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kubecause/kubecause/internal/repo"
 )
 
 // RepoRoot is the repository root (two levels above this file).
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the repository root")
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return root
 }
 
 // Tool returns the path of a tool from $KUBECAUSE_CACHE/bin (default ~/.cache/kubecause/bin) or
 // PATH. A missing tool fails the test: the tests must not pass silently without their tools.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
-	cache := os.Getenv("KUBECAUSE_CACHE")
-	if cache == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			cache = filepath.Join(home, ".cache", "kubecause")
-		}
-	}
-	if cache != "" {
-		p := filepath.Join(cache, "bin", name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p
-		}
+	p := filepath.Join(repo.CacheDir(), "bin", name)
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		return p
 	}
 	if p, err := exec.LookPath(name); err == nil {
 		return p
