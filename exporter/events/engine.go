@@ -301,6 +301,13 @@ func (e *Engine) replace(s *Source, list []interface{}) {
 	}
 	seen := make(map[uidKey]struct{}, len(list))
 	for _, obj := range list {
+		if l, ok := obj.(*listed); ok {
+			// Streamed: already read by readListed while the list arrived.
+			if l.counted {
+				seen[l.key] = struct{}{}
+			}
+			continue
+		}
 		if ev, k, problem := validate(obj); problem == "" && e.wanted(ev) {
 			seen[k] = struct{}{}
 		}
@@ -314,6 +321,16 @@ func (e *Engine) replace(s *Source, list []interface{}) {
 			e.forget(k, t)
 		}
 	}
+}
+
+// readListed reads one Event of a streamed list of source s as it arrives, exactly as replace
+// reads a listed Event, and reports its key and whether it belongs to the source's state.
+func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, k, problem := validate(ev)
+	e.observe(s.idx, ev, !s.synced, false)
+	return k, problem == "" && e.wanted(ev)
 }
 
 // Tracked is the number of live Events held.

@@ -71,8 +71,35 @@ func (s *Source) Bookmark(string) error {
 	return nil
 }
 
-// Transformer strips Events while the reflector reads a streamed initial list.
-func (s *Source) Transformer() cache.TransformFunc { return Strip }
+// Transformer reads the Events of a streamed (WatchList) list as they arrive: each one is counted
+// into the engine's compact state at once (as the baseline of the first list, or diffed against
+// what is remembered on a relist) and the reflector keeps only a listed placeholder until the list
+// is complete. Reading 50,000 Events at start-up therefore never holds 50,000 Event objects, not
+// even stripped ones (docs/performance.md). A list read without streaming (paged List) reaches
+// Replace as Event objects and is handled there.
+func (s *Source) Transformer() cache.TransformFunc { return s.listed }
+
+// listed is what the reflector keeps of a streamed Event once the engine has read it: the store
+// key and the UID key (about 150 bytes with the store's entry, instead of the Event).
+type listed struct {
+	namespace, name string
+	key             uidKey
+	counted         bool // valid and wanted: part of this source's state, not to be forgotten
+}
+
+// GetObjectMeta gives the reflector's store the key of the placeholder (namespace/name).
+func (l *listed) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Namespace: l.namespace, Name: l.name}
+}
+
+func (s *Source) listed(obj interface{}) (interface{}, error) {
+	ev, ok := obj.(*corev1.Event)
+	if !ok || ev == nil {
+		return obj, nil // Replace reports it as not_an_event
+	}
+	k, counted := s.e.readListed(s, ev)
+	return &listed{namespace: ev.Namespace, name: ev.Name, key: k, counted: counted}, nil
+}
 
 // Watch runs a reflector of core/v1 Events in namespace ("" = all) with a server-side field
 // selector, until ctx is done. Failures are logged, counted, and retried with the reflector's

@@ -149,8 +149,9 @@ func Message(s string) string {
 	return s
 }
 
-// Strip reduces an Event to the fields kubecause reads. The reflector applies it to every object of
-// a (streamed) initial list, so a list of tens of thousands of Events never holds full objects.
+// Strip reduces an Event to the fields kubecause reads. A streamed list keeps not even this
+// (Source.Transformer reads each Event as it arrives and keeps a placeholder); Strip is for
+// callers that must hold Events, such as tests and benchmarks building lists.
 func Strip(obj interface{}) (interface{}, error) {
 	ev, ok := obj.(*corev1.Event)
 	if !ok {

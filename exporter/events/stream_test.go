@@ -1,0 +1,75 @@
+package events
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// streamList feeds objs to the source the way client-go's reflector reads a streamed
+// (WatchList) list: into a temporary store that applies the source's transformer, then the
+// store's content to Replace. It returns what the store held.
+func (h *harness) streamList(objs ...interface{}) []interface{} {
+	h.t.Helper()
+	tmp := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc, cache.WithTransformer(h.src.Transformer()))
+	for _, o := range objs {
+		if err := tmp.Add(o); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	held := tmp.List()
+	if err := h.src.Replace(held, "1"); err != nil {
+		h.t.Fatal(err)
+	}
+	return held
+}
+
+func TestStreamedListHoldsNoEvents(t *testing.T) {
+	h := newHarness(t)
+	held := h.streamList(kubeletEvent(uidA, "pod.1", 40, "FailedMount", msgS1), schedulerEvent(uidB, 12))
+	if len(held) != 2 {
+		t.Fatalf("the reflector's store held %d items, want 2 (one per Event, keyed by namespace/name)", len(held))
+	}
+	for _, o := range held {
+		if _, ok := o.(*corev1.Event); ok {
+			t.Fatalf("the reflector's store kept an Event object while the list streamed: %T", o)
+		}
+	}
+	if !h.e.Synced() || h.e.Tracked() != 2 {
+		t.Fatalf("synced %v, tracked %d; want synced with 2 Events", h.e.Synced(), h.e.Tracked())
+	}
+}
+
+// The streamed path counts exactly as the listed path: baseline first, diff on relists.
+func TestStreamedListIsBaselineThenDiffed(t *testing.T) {
+	h := newHarness(t)
+	h.streamList(kubeletEvent(uidA, "pod.1", 2, "FailedMount", msgS1), kubeletEvent(uidB, "pod.2", 1, "FailedMount", msgS1))
+	if got := h.occurrences("configmap_not_found"); got > 0 {
+		t.Fatalf("baseline counted: %v", got)
+	}
+	if got := h.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0"}); got != 3 {
+		t.Fatalf("object view = %v, want 3", got)
+	}
+	// Watch expired; while away A went 2 → 6, B expired, C was created.
+	h.streamList(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0))
+	h.expect("configmap_not_found", 4)
+	h.expect("scheduling_insufficient_resources", 1)
+	if got := h.e.Tracked(); got != 2 {
+		t.Fatalf("tracked = %d, want 2 (B forgotten)", got)
+	}
+	h.streamList(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0))
+	h.expect("configmap_not_found", 4)
+	h.expect("scheduling_insufficient_resources", 1)
+	// Invalid and unwanted Events in a streamed list are reported once and not tracked.
+	noReason := kubeletEvent(uidB, "pod.3", 1, "", msgS1)
+	normal := kubeletEvent(uidB, "pod.4", 1, "Pulled", "ok")
+	normal.Type = corev1.EventTypeNormal
+	h.streamList(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0), noReason, normal)
+	if got := h.value("kubecause_events_invalid_total", map[string]string{"problem": "no_reason"}); got != 1 {
+		t.Fatalf("invalid{no_reason} = %v, want 1", got)
+	}
+	if got := h.e.Tracked(); got != 2 {
+		t.Fatalf("tracked = %d, want 2", got)
+	}
+}
