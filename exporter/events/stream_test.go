@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,5 +72,37 @@ func TestStreamedListIsBaselineThenDiffed(t *testing.T) {
 	}
 	if got := h.e.Tracked(); got != 2 {
 		t.Fatalf("tracked = %d, want 2", got)
+	}
+}
+
+// A PATCH of count repeats its Event's message: it is classified once, and a new message is
+// classified again.
+func TestClassificationIsMemoisedByMessage(t *testing.T) {
+	calls := 0
+	h := newHarness(t, func(c *Config) {
+		c.Classify = func(reason, message string) (string, string) {
+			calls++
+			return classify(reason, message)
+		}
+	})
+	h.sync()
+	for n := int32(1); n <= 5; n++ {
+		h.update(kubeletEvent(uidA, "pod.1", n, "FailedMount", msgS1))
+	}
+	h.expect("configmap_not_found", 5)
+	if calls != 1 {
+		t.Fatalf("classified %d times, want 1", calls)
+	}
+	h.update(kubeletEvent(uidA, "pod.1", 6, "FailedMount", "MountVolume.SetUp failed for volume \"tls\" : secret \"web-tls\" not found"))
+	if calls != 2 {
+		t.Fatalf("a new message was not classified again (%d calls)", calls)
+	}
+	for i := 0; i < maxClassified+10; i++ {
+		h.e.mu.Lock()
+		h.e.classify("FailedMount", fmt.Sprint(i))
+		h.e.mu.Unlock()
+	}
+	if n := len(h.e.classified); n > maxClassified {
+		t.Fatalf("memo holds %d entries, bound %d", n, maxClassified)
 	}
 }
