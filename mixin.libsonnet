@@ -49,6 +49,7 @@
     // SLOs (30 day window, multi-window multi-burn-rate alerts from the SRE workbook).
     sloWindow: '30d',
     podStartSLOTarget: 0.99,  // 99 % of pod starts without volume/sandbox/image failures
+    podStartSLOMinStarts: 10,  // pod-start burn alerts need at least this many starts in their long window
     istiodRemoteSLOTarget: 0.999,  // istiod-remote endpoints correct 99.9 % of the time
     sloBurnRates: [
       { long: '1h', short: '5m', factor: 14.4, severity: 'critical', 'for': '2m' },

@@ -26,14 +26,16 @@ local lib = import 'lib.libsonnet';
   local podStartErrorRecord(w) = 'cluster:kubecause_pod_start_error:ratio_rate%s' % w,
   local istiodErrorRecord(w) = 'cluster:kubecause_istiod_remote_error:ratio_rate%s' % w,
 
-  local burnAlert(name, record, target, what) = [
+  // guard(long window) is an optional extra condition, e.g. a minimum number of events in the window.
+  local burnAlert(name, record, target, what, guard=null) = [
     {
       alert: name,
       expr: |||
         %(record)s%(long)s > (%(factor)s * (1 - %(target)s))
         and
         %(record)s%(short)s > (%(factor)s * (1 - %(target)s))
-      ||| % (b { record: record, target: std.format('%g', target), factor: std.format('%g', b.factor) }),
+      ||| % (b { record: record, target: std.format('%g', target), factor: std.format('%g', b.factor) })
+      + (if guard == null then '' else guard(b.long)),
       'for': b['for'],
       labels: { severity: b.severity, long: b.long, short: b.short },
       annotations: {
@@ -124,10 +126,17 @@ local lib = import 'lib.libsonnet';
       {
         name: 'kubecause-slo',
         rules:
+          // A ratio over a handful of pod starts says little: one failing pod in a small cluster
+          // is a 100 % error ratio. The per-cause alerts name that pod; the burn alert waits for
+          // podStartSLOMinStarts starts in its long window.
           burnAlert('KubecausePodStartErrorBudgetBurn',
                     'cluster:kubecause_pod_start_error:ratio_rate',
                     cfg.podStartSLOTarget,
-                    'pod-start') +
+                    'pod-start',
+                    function(long) |||
+                      and on (%(cl)s)
+                      %(starts)s >= %(min)d
+                    ||| % { cl: cl, starts: podStartsRecord(long), min: cfg.podStartSLOMinStarts }) +
           burnAlert('KubecauseIstiodRemoteErrorBudgetBurn',
                     'cluster:kubecause_istiod_remote_error:ratio_rate',
                     cfg.istiodRemoteSLOTarget,
