@@ -31,11 +31,11 @@ local lib = import 'lib.libsonnet';
     {
       alert: name,
       expr: |||
-        %(record)s%(long)s > (%(factor)s * (1 - %(target)s))
-        and
-        %(record)s%(short)s > (%(factor)s * (1 - %(target)s))
-      ||| % (b { record: record, target: std.format('%g', target), factor: std.format('%g', b.factor) })
-      + (if guard == null then '' else guard(b.long)),
+              %(record)s%(long)s > (%(factor)s * (1 - %(target)s))
+              and
+              %(record)s%(short)s > (%(factor)s * (1 - %(target)s))
+            ||| % (b { record: record, target: std.format('%g', target), factor: std.format('%g', b.factor) })
+            + (if guard == null then '' else guard(b.long)),
       'for': b['for'],
       labels: { severity: b.severity, long: b.long, short: b.short },
       annotations: {
