@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Load benchmark against a real kube-apiserver + etcd (127.0.0.1 only): kubecause and a
+# decode-and-discard reflector (the floor, e2e/load/floor, built here) read the same Event
+# stream while e2e/load writes and patches Events as the kubelet and kube-scheduler do.
+# Prints benchstat-style lines (BenchmarkApiserver/...) and a JSON file of the figures.
+#
+#   hack/bench-apiserver.sh                          # 1k, 10k, 50k live Events (about 6 min)
+#   LOAD_SIZES=1000,10000,100000 hack/bench-apiserver.sh
+#   KUBECAUSE_ENV="GOMEMLIMIT=48MiB" hack/bench-apiserver.sh
+#
+# Settings: LOAD_SIZES, LOAD_RATES (writes/s, default 200,1000), LOAD_SECONDS (per write phase,
+# default 20), LOAD_LAG=0 (skip the lag phase), LOAD_OUT (JSON results), KUBECAUSE_ENV.
+# Bounded: each size is seeded, then 3 write phases of LOAD_SECONDS; the whole run times out
+# after 30 min (BENCH_TIMEOUT).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}
+export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-assets}
+bash hack/deps/20-e2e-tools.sh
+if [ ! -x bin/kubecause ]; then
+	go build -o bin/kubecause ./exporter
+fi
+export LOAD_OUT=${LOAD_OUT:-$PWD/bin/bench-apiserver.json}
+start=$SECONDS
+go test -tags load -count=1 -v -run 'TestApiserverLoad$' -timeout "${BENCH_TIMEOUT:-30m}" ./e2e/load/ |
+	grep --line-buffered -E '^(BenchmarkApiserver|--- |\s+load_test.go|ok|FAIL|PASS)'
+echo "bench-apiserver: $((SECONDS - start)) s; figures in $LOAD_OUT"
