@@ -25,7 +25,7 @@ import (
 // kube-apiserver (the same reflector, client configuration and cause table as the binary),
 // so its heap and CPU can be profiled with go tool pprof:
 //
-//	LOAD_PROFILE_DIR=/tmp/prof LOAD_PROFILE_EVENTS=50000 go test -tags load -run TestEngineProfile ./e2e/load
+//	LOAD_PROFILE_DIR=$(mktemp -d) LOAD_PROFILE_EVENTS=50000 go test -tags load -run TestEngineProfile ./e2e/load
 //
 // It writes heap-synced.pb.gz (after the initial list), heap-steady.pb.gz and cpu-writes.pb.gz
 // (while LOAD_SECONDS of writes at 1,000/s are counted) and reports the live heap per Event.
