@@ -17,9 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -364,29 +365,19 @@ func sliceSelector(svcs []string) string {
 }
 
 func (c *Checker) startInformer(ctx context.Context, k infKey, svcs []string) {
-	opts := []informers.SharedInformerOption{informers.WithNamespace(k.namespace), informers.WithTransform(slim)}
+	var sel func(*metav1.ListOptions)
 	switch k.kind {
 	case kindSlices:
-		sel := sliceSelector(svcs)
-		opts = append(opts, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+		ls := sliceSelector(svcs)
+		sel = func(o *metav1.ListOptions) { o.LabelSelector = ls }
 	case kindEndpoints:
 		if len(svcs) == 1 {
-			sel := fields.OneTermEqualSelector("metadata.name", svcs[0]).String()
-			opts = append(opts, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = sel }))
+			fs := fields.OneTermEqualSelector("metadata.name", svcs[0]).String()
+			sel = func(o *metav1.ListOptions) { o.FieldSelector = fs }
 		}
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(c.client(k.cluster), 0, opts...)
-	var inf cache.SharedIndexInformer
-	switch k.kind {
-	case kindPods:
-		inf = f.Core().V1().Pods().Informer()
-	case kindServices:
-		inf = f.Core().V1().Services().Informer()
-	case kindSlices:
-		inf = f.Discovery().V1().EndpointSlices().Informer()
-	case kindEndpoints:
-		inf = f.Core().V1().Endpoints().Informer() //nolint:staticcheck // fallback for clusters without EndpointSlices
-	}
+	inf := newInformer(c.client(k.cluster), k.namespace, k.kind, sel)
+	_ = inf.SetTransform(slim)
 	w := &watched{inf: inf}
 	log := c.log.With("cluster", k.cluster, "namespace", k.namespace, "kind", k.kind)
 	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
@@ -416,12 +407,70 @@ func (c *Checker) startInformer(ctx context.Context, k infKey, svcs []string) {
 	c.infMu.Lock()
 	c.informers[k] = w
 	c.infMu.Unlock()
-	f.Start(ctx.Done())
+	go inf.RunWithContext(ctx)
 	go func() {
 		if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 			c.kick()
 		}
 	}()
+}
+
+// newInformer is an informer of one kind in one namespace. It is built from a ListWatch rather than
+// client-go's informer factory, whose package links informers and listers of every API group into
+// the binary (about 16 MiB more to map; docs/performance.md).
+func newInformer(client kubernetes.Interface, ns, kind string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+	opts := func(o metav1.ListOptions) metav1.ListOptions {
+		if tweak != nil {
+			tweak(&o)
+		}
+		return o
+	}
+	var lw *cache.ListWatch
+	var obj runtime.Object
+	switch kind {
+	case kindPods:
+		obj = &corev1.Pod{}
+		lw = &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return client.CoreV1().Pods(ns).List(ctx, opts(o))
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return client.CoreV1().Pods(ns).Watch(ctx, opts(o))
+			},
+		}
+	case kindServices:
+		obj = &corev1.Service{}
+		lw = &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return client.CoreV1().Services(ns).List(ctx, opts(o))
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return client.CoreV1().Services(ns).Watch(ctx, opts(o))
+			},
+		}
+	case kindSlices:
+		obj = &discoveryv1.EndpointSlice{}
+		lw = &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return client.DiscoveryV1().EndpointSlices(ns).List(ctx, opts(o))
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return client.DiscoveryV1().EndpointSlices(ns).Watch(ctx, opts(o))
+			},
+		}
+	default: // kindEndpoints: the fallback for clusters without EndpointSlices
+		obj = &corev1.Endpoints{} //nolint:staticcheck
+		lw = &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return client.CoreV1().Endpoints(ns).List(ctx, opts(o)) //nolint:staticcheck
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return client.CoreV1().Endpoints(ns).Watch(ctx, opts(o)) //nolint:staticcheck
+			},
+		}
+	}
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), obj,
+		cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
 }
 
 // slim keeps only what the checks read, so a namespace full of pods costs little memory.
