@@ -43,3 +43,9 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigCheckAcceptsValidConfiguration(t *testing.T) {
+	if code := run([]string{"--config.check", "--endpoint-checks.config=../examples/endpoint-checks.yaml"}); code != 0 {
+		t.Fatalf("--config.check on the shipped example = %d, want 0", code)
+	}
+}
