@@ -551,3 +551,34 @@ func TestApiserverUnreachableThenBack(t *testing.T) {
 		t.Fatalf("the first successful list is a baseline, counted %v", got)
 	}
 }
+
+// TestViewStateIsFreedWithItsEvents: the per-object view and the label tuples its entries share
+// are bounded by the live Events — nothing stays behind once they expire.
+func TestViewStateIsFreedWithItsEvents(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	var evs []*corev1.Event
+	for i := 0; i < 50; i++ {
+		ev := kubeletEvent(uid(i), fmt.Sprintf("p.%d", i), 1, []string{"FailedMount", "FailedCreatePodSandBox"}[i%2],
+			[]string{msgS1, "no space left on device"}[i%2])
+		ev.InvolvedObject.Name = fmt.Sprintf("pod-%d", i/5) // 5 Events per pod
+		h.add(ev)
+		evs = append(evs, ev)
+	}
+	if n, tuples := h.e.view.len(), len(h.e.view.tuples.idx); n != 20 || tuples != 2 {
+		t.Fatalf("view entries = %d (want 20: 10 pods × 2 reasons), tuples = %d (want 2)", n, tuples)
+	}
+	for _, ev := range evs {
+		if err := h.src.Delete(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, tuples := h.e.view.len(), len(h.e.view.tuples.idx); n != 0 || tuples != 0 {
+		t.Fatalf("after every Event expired: view entries = %d, tuples = %d, want 0 and 0", n, tuples)
+	}
+	// Reused slots render the right labels.
+	h.add(kubeletEvent(uidA, "pod.again", 2, "FailedMount", msgS1))
+	if got := h.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0", "cause": "configmap_not_found", "reason": "FailedMount", "namespace": "istio-system"}); got != 2 {
+		t.Fatalf("reused view slot: %v", got)
+	}
+}

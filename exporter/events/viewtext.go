@@ -31,7 +31,7 @@ func (e *Engine) viewSamples() []viewSample {
 	out := make([]viewSample, 0, e.view.len())
 	for i := range e.view.entries {
 		if en := &e.view.entries[i]; en.events > 0 {
-			out = append(out, viewSample{key: en.key, occ: en.occ, last: en.last})
+			out = append(out, viewSample{key: e.view.key(int32(i)), occ: en.occ, last: en.last})
 		}
 	}
 	return out
