@@ -427,6 +427,12 @@ func TestInvalidInputNeverFailsAScrape(t *testing.T) {
 	if got := h.value("kubecause_events_total", map[string]string{"reason": "Failed\uFFFDMount"}); got != 1 {
 		t.Fatalf("sanitised reason series = %v", got)
 	}
+	odd := kubeletEvent(uidC, "pod.odd", 1, "FailedMount", msgS1)
+	odd.InvolvedObject.Name = "we\"ird\\name\n"
+	h.add(odd)
+	if got := h.value("kubecause_object_events", map[string]string{"name": "we\"ird\\name\n"}); got != 1 {
+		t.Fatalf("label value with quote, backslash and newline does not round-trip: %v", got)
+	}
 	for problem, want := range map[string]float64{"no_uid": 1, "no_reason": 1, "not_an_event": 1} {
 		if got := h.value("kubecause_events_invalid_total", map[string]string{"problem": problem}); got != want {
 			t.Fatalf("invalid{%s} = %v", problem, got)

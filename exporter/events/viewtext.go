@@ -39,32 +39,41 @@ func (e *Engine) viewSamples() []viewSample {
 
 // WriteView writes the per-object view (kubecause_object_events and
 // kubecause_object_event_last_timestamp_seconds) in the Prometheus text format 0.0.4.
-// The families are complete blocks, so they can follow any other text exposition.
+// The families are complete blocks, so they can follow any other text exposition. Lines are
+// written straight into a buffered writer: a scrape allocates the snapshot and nothing per line.
 func (e *Engine) WriteView(w io.Writer) error {
 	samples := e.viewSamples()
 	bw := bufio.NewWriterSize(w, 64<<10)
-	labels := make([]string, len(samples))
-	for i, s := range samples {
-		labels[i] = `{namespace="` + labelEscaper.Replace(s.key.namespace) +
-			`",kind="` + labelEscaper.Replace(s.key.kind) +
-			`",name="` + labelEscaper.Replace(s.key.name) +
-			`",reason="` + labelEscaper.Replace(s.key.reason) +
-			`",cause="` + labelEscaper.Replace(s.key.cause) + `"} `
-	}
 	var num []byte
-	write := func(name, help string, value func(viewSample) int64) {
+	write := func(name, help string, value func(*viewSample) int64) {
 		bw.WriteString("# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n")
-		for i, s := range samples {
+		for i := range samples {
+			s := &samples[i]
 			bw.WriteString(name)
-			bw.WriteString(labels[i])
+			writeLabel(bw, `{namespace="`, s.key.namespace)
+			writeLabel(bw, `",kind="`, s.key.kind)
+			writeLabel(bw, `",name="`, s.key.name)
+			writeLabel(bw, `",reason="`, s.key.reason)
+			writeLabel(bw, `",cause="`, s.key.cause)
+			bw.WriteString(`"} `)
 			num = strconv.AppendInt(num[:0], value(s), 10)
 			bw.Write(num)
 			bw.WriteByte('\n')
 		}
 	}
 	write(viewEventsName, "Occurrences recorded on the live Events of an object with this reason and cause.",
-		func(s viewSample) int64 { return s.occ })
+		func(s *viewSample) int64 { return s.occ })
 	write(viewLastName, "Time of the latest occurrence on the live Events of an object with this reason and cause.",
-		func(s viewSample) int64 { return s.last })
+		func(s *viewSample) int64 { return s.last })
 	return bw.Flush()
+}
+
+// writeLabel writes prefix and the escaped label value.
+func writeLabel(bw *bufio.Writer, prefix, value string) {
+	bw.WriteString(prefix)
+	if strings.ContainsAny(value, "\\\"\n") {
+		_, _ = labelEscaper.WriteString(bw, value)
+		return
+	}
+	bw.WriteString(value)
 }
