@@ -102,12 +102,22 @@ func TestTwoReplicas(t *testing.T) {
 	if _, err := s.Prometheus.API.WaitFor(ctx, rule, metricTimeout, func(v framework.Vector) bool { return len(v) == 1 && v[0].Value > 0 }); err != nil {
 		t.Fatal(err)
 	}
-	ts := promQuery(t, s, `max(timestamp(namespace_kind_cause:kubecause_events:rate5m{cause="configmap_not_found"}))`)
-	at := time.Unix(0, int64(ts[0].Value*1e9))
-	r := must[framework.Vector](t)(s.Prometheus.API.QueryAt(ctx, rule, at))
-	o := must[framework.Vector](t)(s.Prometheus.API.QueryAt(ctx, one, at))
-	if len(r) != 1 || len(o) != 1 || o[0].Value == 0 {
-		t.Fatalf("at %s: rule %s, one replica %s", at, r, o)
+	// Poll until, at the rule's latest evaluation, both replicas have two samples in the window (under
+	// load, one replica's second scrape can land after the rule first has data from the other).
+	var r, o framework.Vector
+	var at time.Time
+	for deadline := time.Now().Add(metricTimeout); ; {
+		ts := promQuery(t, s, `max(timestamp(namespace_kind_cause:kubecause_events:rate5m{cause="configmap_not_found"}))`)
+		at = time.Unix(0, int64(ts[0].Value*1e9))
+		r = must[framework.Vector](t)(s.Prometheus.API.QueryAt(ctx, rule, at))
+		o = must[framework.Vector](t)(s.Prometheus.API.QueryAt(ctx, one, at))
+		if len(r) == 1 && len(o) == 1 && o[0].Value > 0 && r[0].Value > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("at %s: rule %s, one replica %s", at, r, o)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	ratio := r[0].Value / o[0].Value
 	if ratio < 0.9 || ratio > 1.1 {
