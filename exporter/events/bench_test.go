@@ -30,8 +30,7 @@ func liveEvents(n, eventsPerPod int) []interface{} {
 		ev.InvolvedObject.Namespace = fmt.Sprintf("team-%d", pod%50)
 		ev.InvolvedObject.Name = fmt.Sprintf("workload-%d-7d9fc5b8c-x2k%d", pod, pod%97)
 		ev.Namespace = ev.InvolvedObject.Namespace
-		s, _ := Strip(ev)
-		out[i] = s
+		out[i] = ev
 	}
 	return out
 }

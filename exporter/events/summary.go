@@ -2,17 +2,10 @@ package events
 
 import (
 	"hash/fnv"
-	"strings"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// MaxMessageBytes is the part of an Event message that is kept and classified.
-// Kubelet messages that matter fit easily; a huge message must not cost memory or CPU.
-const MaxMessageBytes = 4096
 
 // Occurrences is the number of occurrences an Event object stands for, as Kubernetes counts them:
 // core/v1 `count`, or events.k8s.io `series.count`; an object without either stands for one.
@@ -132,56 +125,4 @@ func nameHash(namespace, name string) uint64 {
 	_, _ = h.Write([]byte{0})
 	_, _ = h.Write([]byte(name))
 	return h.Sum64()
-}
-
-// Message bounds a message for classification: at most MaxMessageBytes, valid UTF-8.
-func Message(s string) string {
-	if len(s) > MaxMessageBytes {
-		cut := MaxMessageBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return s
-}
-
-// Strip reduces an Event to the fields kubecause reads. A streamed list keeps not even this
-// (Source.Transformer reads each Event as it arrives and keeps a placeholder); Strip is for
-// callers that must hold Events, such as tests and benchmarks building lists.
-func Strip(obj interface{}) (interface{}, error) {
-	ev, ok := obj.(*corev1.Event)
-	if !ok {
-		return obj, nil
-	}
-	out := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              ev.Name,
-			Namespace:         ev.Namespace,
-			UID:               ev.UID,
-			ResourceVersion:   ev.ResourceVersion,
-			CreationTimestamp: ev.CreationTimestamp,
-		},
-		InvolvedObject: corev1.ObjectReference{
-			Kind:      ev.InvolvedObject.Kind,
-			Namespace: ev.InvolvedObject.Namespace,
-			Name:      ev.InvolvedObject.Name,
-		},
-		Reason:              ev.Reason,
-		Message:             Message(ev.Message),
-		Source:              corev1.EventSource{Component: ev.Source.Component},
-		FirstTimestamp:      ev.FirstTimestamp,
-		LastTimestamp:       ev.LastTimestamp,
-		Count:               ev.Count,
-		Type:                ev.Type,
-		EventTime:           ev.EventTime,
-		ReportingController: ev.ReportingController,
-	}
-	if ev.Series != nil {
-		out.Series = &corev1.EventSeries{Count: ev.Series.Count, LastObservedTime: ev.Series.LastObservedTime}
-	}
-	return out, nil
 }
