@@ -87,8 +87,10 @@ func TestTwoReplicas(t *testing.T) {
 	pod := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "istio-system", "mspider-mcpc-ckube-remote-6b8d7c9f5-m2x7q", framework.PodOptions{Node: "w1"}))
 	must[*corev1.Pod](t)(s.Objects.SetWaiting(ctx, pod, "ContainerCreating", ""))
 	ev := must[*framework.CoreEvent](t)(framework.Kubelet(s.Cluster.Client, "w1").Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount", s1Message))
-	// The series exists at 1 before it grows to 5, so its rate is not 0.
-	promValue(t, s, `sum(max without (instance, pod) (kubecause_events_total{cause="configmap_not_found"}))`, 1)
+	// Each replica's series is scraped at 1 before it grows to 5, so neither replica's rate is 0.
+	for _, k := range s.Kubecause {
+		promValue(t, s, fmt.Sprintf(`sum(kubecause_events_total{cause="configmap_not_found",instance=%q})`, k.Addr), 1)
+	}
 	check(t, ev.SetCount(ctx, 5))
 	for _, k := range s.Kubecause {
 		promValue(t, s, fmt.Sprintf(`sum(kubecause_events_total{cause="configmap_not_found",instance=%q})`, k.Addr), 5)
