@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -586,5 +589,42 @@ func TestViewStateIsFreedWithItsEvents(t *testing.T) {
 	h.add(kubeletEvent(uidA, "pod.again", 2, "FailedMount", msgS1))
 	if got := h.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0", "cause": "configmap_not_found", "reason": "FailedMount", "namespace": "istio-system"}); got != 2 {
 		t.Fatalf("reused view slot: %v", got)
+	}
+}
+
+func TestScrapeServesOnlyTheNamedFamilies(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	h.add(kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1))
+	families := func(query string) []string {
+		rec := httptest.NewRecorder()
+		Handler(h.reg, h.e, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics"+query, nil))
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, err := p.TextToMetricFamilies(rec.Body)
+		if rec.Code != 200 || err != nil {
+			t.Fatalf("scrape %q: %d, %v", query, rec.Code, err)
+		}
+		var names []string
+		for n := range mfs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return names
+	}
+	for query, want := range map[string][]string{
+		"?name[]=kubecause_events_total":  {"kubecause_events_total"},
+		"?name[]=kubecause_object_events": {"kubecause_object_events"},
+		"?name[]=kubecause_object_event_last_timestamp_seconds&name[]=kubecause_events_total": {
+			"kubecause_events_total", "kubecause_object_event_last_timestamp_seconds"},
+	} {
+		if got := families(query); !reflect.DeepEqual(got, want) {
+			t.Errorf("families of /metrics%s = %q, want %q", query, got, want)
+		}
+	}
+	all := families("")
+	for _, n := range []string{"kubecause_events_total", "kubecause_object_events", "kubecause_object_event_last_timestamp_seconds"} {
+		if !slices.Contains(all, n) {
+			t.Errorf("unfiltered /metrics lacks %s", n)
+		}
 	}
 }

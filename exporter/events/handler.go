@@ -13,7 +13,9 @@ import (
 
 // Handler serves the registry followed by the engine's per-object view, in the Prometheus text
 // format (as kube-state-metrics does; the view is rendered without client_golang's Gather, see
-// viewtext.go). Gzip is applied when the scraper accepts it.
+// viewtext.go). Gzip is applied when the scraper accepts it. Like client_golang's handler, it
+// serves only the families named by name[] query parameters when there are any
+// (/metrics?name[]=kubecause_events_total), the view included.
 func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.Handler {
 	opts.EnableOpenMetrics = false
 	opts.DisableCompression = true
@@ -39,7 +41,7 @@ func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.H
 		if rec.status != 0 && rec.status != http.StatusOK {
 			return
 		}
-		_ = e.WriteView(out)
+		_ = e.WriteView(out, r.URL.Query()["name[]"]...)
 	})
 }
 

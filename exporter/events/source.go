@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -79,17 +80,18 @@ func (s *Source) Bookmark(string) error {
 // Replace as Event objects and is handled there.
 func (s *Source) Transformer() cache.TransformFunc { return s.listed }
 
-// listed is what the reflector keeps of a streamed Event once the engine has read it: the store
-// key and the UID key (about 150 bytes with the store's entry, instead of the Event).
+// listed is what the reflector keeps of a streamed Event once the engine has read it: the UID
+// key and whether it counts (24 bytes; the reflector's temporary store adds its namespace/name key
+// and map slot). The Event's strings are not retained.
 type listed struct {
-	namespace, name string
-	key             uidKey
-	counted         bool // valid and wanted: part of this source's state, not to be forgotten
+	key     uidKey
+	counted bool // valid and wanted: part of this source's state, not to be forgotten
 }
 
-// GetObjectMeta gives the reflector's store the key of the placeholder (namespace/name).
+// GetObjectMeta makes the placeholder keyable should client-go ever key it (the reflector keys
+// the decoded Event, before the transform): the UID key stands in for the name.
 func (l *listed) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Namespace: l.namespace, Name: l.name}
+	return &metav1.ObjectMeta{Name: hex.EncodeToString(l.key[:])}
 }
 
 func (s *Source) listed(obj interface{}) (interface{}, error) {
@@ -98,7 +100,7 @@ func (s *Source) listed(obj interface{}) (interface{}, error) {
 		return obj, nil // Replace reports it as not_an_event
 	}
 	k, counted := s.e.readListed(s, ev)
-	return &listed{namespace: ev.Namespace, name: ev.Name, key: k, counted: counted}, nil
+	return &listed{key: k, counted: counted}, nil
 }
 
 // Watch runs a reflector of core/v1 Events in namespace ("" = all) with a server-side field

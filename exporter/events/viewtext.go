@@ -41,7 +41,16 @@ func (e *Engine) viewSamples() []viewSample {
 // kubecause_object_event_last_timestamp_seconds) in the Prometheus text format 0.0.4.
 // The families are complete blocks, so they can follow any other text exposition. Lines are
 // written straight into a buffered writer: a scrape allocates the snapshot and nothing per line.
-func (e *Engine) WriteView(w io.Writer) error {
+// With names (the name[] parameters of a scrape), only the families named are written.
+func (e *Engine) WriteView(w io.Writer, names ...string) error {
+	wantEvents, wantLast := len(names) == 0, len(names) == 0
+	for _, n := range names {
+		wantEvents = wantEvents || n == viewEventsName
+		wantLast = wantLast || n == viewLastName
+	}
+	if !wantEvents && !wantLast {
+		return nil
+	}
 	samples := e.viewSamples()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var num []byte
@@ -61,10 +70,14 @@ func (e *Engine) WriteView(w io.Writer) error {
 			bw.WriteByte('\n')
 		}
 	}
-	write(viewEventsName, "Occurrences recorded on the live Events of an object with this reason and cause.",
-		func(s *viewSample) int64 { return s.occ })
-	write(viewLastName, "Time of the latest occurrence on the live Events of an object with this reason and cause.",
-		func(s *viewSample) int64 { return s.last })
+	if wantEvents {
+		write(viewEventsName, "Occurrences recorded on the live Events of an object with this reason and cause.",
+			func(s *viewSample) int64 { return s.occ })
+	}
+	if wantLast {
+		write(viewLastName, "Time of the latest occurrence on the live Events of an object with this reason and cause.",
+			func(s *viewSample) int64 { return s.last })
+	}
 	return bw.Flush()
 }
 
