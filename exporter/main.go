@@ -27,7 +27,6 @@ import (
 	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/kubecause/kubecause/exporter/causes"
@@ -176,7 +175,7 @@ func runExplain(o options, table *causes.Table) int {
 }
 
 func listLive(o options) ([]corev1.Event, error) {
-	client, _, err := kube.Client(o.kube)
+	client, _, err := kube.ClientFor(o.kube)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +242,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			return 1
 		}
 	}
-	client, _, err := kube.Client(o.kube)
+	client, _, err := kube.ClientFor(o.kube)
 	if err != nil {
 		logger.Error("cannot configure the Kubernetes client", "err", err)
 		return 1
@@ -376,7 +375,7 @@ func lowerGCWhileListing(ctx context.Context, engine *events.Engine) {
 	}()
 }
 
-func startChecks(ctx context.Context, cfg *istiod.Config, client kubernetes.Interface, reg *prometheus.Registry, logger *slog.Logger) error {
+func startChecks(ctx context.Context, cfg *istiod.Config, client kube.Client, reg *prometheus.Registry, logger *slog.Logger) error {
 	if cfg == nil {
 		cfg = &istiod.Config{}
 	}

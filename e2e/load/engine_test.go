@@ -85,7 +85,7 @@ func TestEngineProfile(t *testing.T) {
 		}
 	}
 
-	client, _, err := kube.Client(kube.Options{Kubeconfig: cl.KubeconfigPath, UserAgent: "kubecause-load"})
+	client, _, err := kube.ClientFor(kube.Options{Kubeconfig: cl.KubeconfigPath, UserAgent: "kubecause-load"})
 	if err != nil {
 		t.Fatal(err)
 	}

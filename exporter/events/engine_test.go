@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kubecause/kubecause/exporter/kube/kubefake"
 	"github.com/kubecause/kubecause/exporter/labels"
 )
 
@@ -494,7 +495,7 @@ func TestWatchAgainstFakeClientset(t *testing.T) {
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go h.src.Watch(ctx, client, "", "", h.e.cfg.Logger)
+	go h.src.Watch(ctx, kubefake.Client{Interface: client}, "", "", h.e.cfg.Logger)
 
 	poll(t, "synced", func() bool { return h.e.Synced() })
 	if got := h.occurrences("configmap_not_found"); got > 0 {
@@ -545,7 +546,7 @@ func TestApiserverUnreachableThenBack(t *testing.T) {
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go h.src.Watch(ctx, client, "", "", h.e.cfg.Logger)
+	go h.src.Watch(ctx, kubefake.Client{Interface: client}, "", "", h.e.cfg.Logger)
 
 	poll(t, "list failure counted", func() bool { return h.value("kubecause_watch_errors_total", nil) >= 1 })
 	if got := h.value("kubecause_watch_up", nil); got != 0 {

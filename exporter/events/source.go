@@ -11,8 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
+
+	"github.com/kubecause/kubecause/exporter/kube"
 )
 
 // Source is one watch scope (all namespaces, or one namespace) feeding the Engine.
@@ -21,7 +23,8 @@ type Source struct {
 	e      *Engine
 	idx    uint16
 	name   string
-	synced bool // guarded by Engine.mu
+	synced bool  // guarded by Engine.mu
+	list   uint8 // generation of the latest list read (wraps, skipping 0); guarded by Engine.mu
 }
 
 var (
@@ -106,42 +109,67 @@ func (s *Source) listed(obj interface{}) (interface{}, error) {
 // Watch runs a reflector of core/v1 Events in namespace ("" = all) with a server-side field
 // selector, until ctx is done. Failures are logged, counted, and retried with the reflector's
 // backoff (0.8 s doubling to 30 s); the process never exits because the apiserver is away.
-func (s *Source) Watch(ctx context.Context, client kubernetes.Interface, namespace, fieldSelector string, logger *slog.Logger) {
+func (s *Source) Watch(ctx context.Context, client kube.Client, namespace, fieldSelector string, logger *slog.Logger) {
 	m := s.e.m
 	fail := func(op string, err error) {
+		if ctx.Err() != nil {
+			return // shutting down: the watch was closed on purpose
+		}
 		m.watchErrors.Inc()
 		m.watchUp.Set(0)
 		logger.Error("cannot "+op+" Events; retrying with backoff", "source", s.name, "namespace", namespace, "err", err)
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.FieldSelector = fieldSelector
-			l, err := client.CoreV1().Events(namespace).List(ctx, opts)
-			if err != nil {
-				fail("list", err)
+	lw := kube.ListWatch(client, kube.Events, namespace, func(o *metav1.ListOptions) { o.FieldSelector = fieldSelector })
+	lw = &reportingListWatch{lw: cache.ToListerWatcherWithContext(lw), onList: func(err error) { fail("list", err) },
+		onWatch: func(err error) { fail("watch", err) }, onStatus: func(st *metav1.Status) {
+			if st.Code == http.StatusGone {
+				// The watch's resource version expired: the reflector relists; nothing is wrong.
+				logger.Info("Event watch expired; relisting", "source", s.name)
+				return
 			}
-			return l, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.FieldSelector = fieldSelector
-			w, err := client.CoreV1().Events(namespace).Watch(ctx, opts)
-			if err != nil {
-				fail("watch", err)
-				return nil, err
-			}
-			return watchErrors(w, func(st *metav1.Status) {
-				if st.Code == http.StatusGone {
-					// The watch's resource version expired: the reflector relists; nothing is wrong.
-					logger.Info("Event watch expired; relisting", "source", s.name)
-					return
-				}
-				fail("watch", fmt.Errorf("%s: %s", st.Reason, st.Message))
-			}), nil
-		},
-	}
-	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), &corev1.Event{}, s,
+			fail("watch", fmt.Errorf("%s: %s", st.Reason, st.Message))
+		}}
+	r := cache.NewReflectorWithOptions(lw, &corev1.Event{}, s,
 		cache.ReflectorOptions{Name: "events/" + s.name, TypeDescription: "core/v1 Event"})
 	r.RunWithContext(ctx)
+}
+
+// reportingListWatch reports failed lists and watches and the Status of every ERROR notification
+// of a watch (e.g. 410 Gone when the watch's resource version expired), and passes on whether the
+// client can stream an initial list.
+type reportingListWatch struct {
+	lw              cache.ListerWatcherWithContext
+	onList, onWatch func(error)
+	onStatus        func(*metav1.Status)
+}
+
+func (r *reportingListWatch) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	l, err := r.lw.ListWithContext(ctx, o)
+	if err != nil {
+		r.onList(err)
+	}
+	return l, err
+}
+
+func (r *reportingListWatch) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	w, err := r.lw.WatchWithContext(ctx, o)
+	if err != nil {
+		r.onWatch(err)
+		return nil, err
+	}
+	return watchErrors(w, r.onStatus), nil
+}
+
+func (r *reportingListWatch) List(o metav1.ListOptions) (runtime.Object, error) {
+	return r.ListWithContext(context.Background(), o)
+}
+
+func (r *reportingListWatch) Watch(o metav1.ListOptions) (watch.Interface, error) {
+	return r.WatchWithContext(context.Background(), o)
+}
+
+func (r *reportingListWatch) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(r.lw)
 }
 
 // watchErrors passes a watch through and reports the Status of every ERROR notification

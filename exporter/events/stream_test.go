@@ -106,3 +106,31 @@ func TestClassificationIsMemoisedByMessage(t *testing.T) {
 		t.Fatalf("memo holds %d entries, bound %d", n, maxClassified)
 	}
 }
+
+// A relist forgets exactly the Events of its source that it lacks, however many relists there
+// have been (the mark of a list generation wraps after 255) and whichever way the list was read.
+func TestRelistForgetsWhatItLacksAcrossManyRelists(t *testing.T) {
+	h := newHarness(t)
+	other := h.e.NewSource("other")
+	keep := kubeletEvent(uidA, "pod.keep", 1, "FailedMount", msgS1)
+	h.streamList(keep)
+	if err := other.Replace([]interface{}{kubeletEvent(uidB, "pod.other", 1, "FailedMount", msgS1)}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 600; i++ {
+		gone := kubeletEvent(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), fmt.Sprintf("pod.gone.%d", i), 1, "FailedMount", msgS1)
+		h.add(gone)
+		if got := h.e.Tracked(); got != 3 {
+			t.Fatalf("relist %d: tracked %d before the relist, want 3", i, got)
+		}
+		if i%2 == 0 {
+			h.streamList(keep)
+		} else {
+			h.sync(keep)
+		}
+		if got := h.e.Tracked(); got != 2 {
+			t.Fatalf("relist %d: tracked %d, want 2 (the Event added since and not listed is gone; the other source's stays)", i, got)
+		}
+	}
+	h.expect("configmap_not_found", 600)
+}

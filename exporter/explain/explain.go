@@ -16,10 +16,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/events"
+	"github.com/kubecause/kubecause/exporter/kube"
 )
 
 // Row is one explained Event.
@@ -140,13 +140,17 @@ func positioned(data []byte, err error) error {
 }
 
 // List reads the Events of a live cluster, page by page.
-func List(ctx context.Context, client kubernetes.Interface, namespace, fieldSelector string) ([]corev1.Event, error) {
+func List(ctx context.Context, client kube.Client, namespace, fieldSelector string) ([]corev1.Event, error) {
 	var out []corev1.Event
 	opts := metav1.ListOptions{FieldSelector: fieldSelector, Limit: 500}
 	for {
-		l, err := client.CoreV1().Events(namespace).List(ctx, opts)
+		obj, err := client.List(ctx, kube.Events, namespace, opts)
 		if err != nil {
 			return nil, fmt.Errorf("listing Events: %w", err)
+		}
+		l, ok := obj.(*corev1.EventList)
+		if !ok {
+			return nil, fmt.Errorf("listing Events: got %T", obj)
 		}
 		out = append(out, l.Items...)
 		if l.Continue == "" {

@@ -17,16 +17,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubecause/kubecause/exporter/kube"
 )
 
-// Kinds of objects watched. Each (cluster, namespace, kind) gets one informer from its own shared
-// informer factory scoped to that namespace (and, for EndpointSlices/Endpoints, to the checked
+// Kinds of objects watched. Each (cluster, namespace, kind) gets one informer scoped to that
+// namespace (and, for EndpointSlices/Endpoints, to the checked
 // Services by label/field selector).
 const (
 	kindPods      = "pods"
@@ -110,8 +109,8 @@ func (w *watched) recentErr(now time.Time, hold time.Duration) error {
 // results as a prometheus.Collector.
 type Checker struct {
 	cfg    *Config
-	local  kubernetes.Interface
-	remote map[string]kubernetes.Interface
+	local  kube.Client
+	remote map[string]kube.Client
 	log    *slog.Logger
 	static []spec
 
@@ -151,7 +150,7 @@ type Checker struct {
 
 // New prepares a Checker. cfg may be nil (zero-config discovery). remote holds a client for every
 // cluster named in cfg.clusters (see Config.RemoteClients).
-func New(cfg *Config, local kubernetes.Interface, remote map[string]kubernetes.Interface, logger *slog.Logger) (*Checker, error) {
+func New(cfg *Config, local kube.Client, remote map[string]kube.Client, logger *slog.Logger) (*Checker, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -246,7 +245,7 @@ func or(a, b string) string {
 
 func orLocal(c string) string { return or(c, localCluster) }
 
-func (c *Checker) client(cluster string) kubernetes.Interface {
+func (c *Checker) client(cluster string) kube.Client {
 	if cluster == localCluster {
 		return c.local
 	}
@@ -329,7 +328,7 @@ func (c *Checker) kick() {
 func (c *Checker) probeAndWatchEndpoints(ctx context.Context, ns string, svcs []string) {
 	kind := kindSlices
 	for attempt := 0; ; attempt++ {
-		_, err := c.local.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: sliceSelector(svcs)})
+		_, err := c.local.List(ctx, kube.EndpointSlices, ns, metav1.ListOptions{Limit: 1, LabelSelector: sliceSelector(svcs)})
 		if err == nil {
 			break
 		}
@@ -417,59 +416,18 @@ func (c *Checker) startInformer(ctx context.Context, k infKey, svcs []string) {
 
 // newInformer is an informer of one kind in one namespace. It is built from a ListWatch rather than
 // client-go's informer factory, whose package links informers and listers of every API group into
-// the binary (about 16 MiB more to map; docs/performance.md).
-func newInformer(client kubernetes.Interface, ns, kind string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
-	opts := func(o metav1.ListOptions) metav1.ListOptions {
-		if tweak != nil {
-			tweak(&o)
-		}
-		return o
-	}
-	var lw *cache.ListWatch
-	var obj runtime.Object
+// the binary (docs/performance.md).
+func newInformer(client kube.Client, ns, kind string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+	r := kube.Endpoints // the fallback for clusters without EndpointSlices
 	switch kind {
 	case kindPods:
-		obj = &corev1.Pod{}
-		lw = &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return client.CoreV1().Pods(ns).List(ctx, opts(o))
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return client.CoreV1().Pods(ns).Watch(ctx, opts(o))
-			},
-		}
+		r = kube.Pods
 	case kindServices:
-		obj = &corev1.Service{}
-		lw = &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return client.CoreV1().Services(ns).List(ctx, opts(o))
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return client.CoreV1().Services(ns).Watch(ctx, opts(o))
-			},
-		}
+		r = kube.Services
 	case kindSlices:
-		obj = &discoveryv1.EndpointSlice{}
-		lw = &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return client.DiscoveryV1().EndpointSlices(ns).List(ctx, opts(o))
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return client.DiscoveryV1().EndpointSlices(ns).Watch(ctx, opts(o))
-			},
-		}
-	default: // kindEndpoints: the fallback for clusters without EndpointSlices
-		obj = &corev1.Endpoints{} //nolint:staticcheck
-		lw = &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return client.CoreV1().Endpoints(ns).List(ctx, opts(o)) //nolint:staticcheck
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return client.CoreV1().Endpoints(ns).Watch(ctx, opts(o)) //nolint:staticcheck
-			},
-		}
+		r = kube.EndpointSlices
 	}
-	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), obj,
+	return cache.NewSharedIndexInformerWithOptions(kube.ListWatch(client, r, ns, tweak), kube.Object(r),
 		cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
 }
 

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubecause/kubecause/exporter/kube/kubefake"
 )
 
 // sample renders one sample line with its labels sorted.
@@ -484,7 +486,7 @@ func TestUnreadableClusterIsError(t *testing.T) {
 
 func TestNewRejectsMissingRemoteClient(t *testing.T) {
 	cfg := &Config{Clusters: []Cluster{{Name: "cp", Kubeconfig: writeKubeconfig(t)}}}
-	if _, err := New(cfg, newClient(), nil, nil); err == nil || !strings.Contains(err.Error(), `"cp"`) {
+	if _, err := New(cfg, kubefake.Client{Interface: newClient()}, nil, nil); err == nil || !strings.Contains(err.Error(), `"cp"`) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -19,9 +19,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubecause/kubecause/exporter/kube"
 )
 
 // Defaults of the auto-discovered istiod-remote check.
@@ -357,8 +358,8 @@ func (c *Config) discoveryEnabled() bool {
 }
 
 // RemoteClients builds a client for every cluster of `clusters`, for New's remote argument.
-func (c *Config) RemoteClients() (map[string]kubernetes.Interface, error) {
-	out := map[string]kubernetes.Interface{}
+func (c *Config) RemoteClients() (map[string]kube.Client, error) {
+	out := map[string]kube.Client{}
 	if c == nil {
 		return out, nil
 	}
@@ -370,7 +371,7 @@ func (c *Config) RemoteClients() (map[string]kubernetes.Interface, error) {
 			return nil, fmt.Errorf("cluster %q: %w", cl.Name, err)
 		}
 		rc.UserAgent = "kubecause-endpoint-check"
-		cs, err := kubernetes.NewForConfig(rc)
+		cs, err := kube.New(rc)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %q: %w", cl.Name, err)
 		}

@@ -21,6 +21,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubecause/kubecause/exporter/kube"
+	"github.com/kubecause/kubecause/exporter/kube/kubefake"
 )
 
 const (
@@ -132,7 +135,11 @@ func start(t *testing.T, cfg *Config, local kubernetes.Interface, remote map[str
 func startNoWait(t *testing.T, cfg *Config, local kubernetes.Interface, remote map[string]kubernetes.Interface, tune ...func(*Checker)) *harness {
 	t.Helper()
 	logs := &logBuffer{}
-	c, err := New(cfg, local, remote, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	remoteClients := map[string]kube.Client{}
+	for name, cs := range remote {
+		remoteClients[name] = kubefake.Client{Interface: cs}
+	}
+	c, err := New(cfg, kubefake.Client{Interface: local}, remoteClients, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

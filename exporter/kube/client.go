@@ -1,13 +1,88 @@
 // Package kube builds the Kubernetes client kubecause uses.
+//
+// kubecause reads five resources: core/v1 Events, Pods, Services and Endpoints, and
+// discovery.k8s.io/v1 EndpointSlices. It reads them through REST clients whose scheme holds only
+// those two API groups, not through client-go's typed clientset: importing the clientset registers
+// the types of every API group (about sixty) and links them into the binary, which costs memory at
+// every start and, with the reflection the HTTP stack's templates bring in, tens of MB of mapped
+// binary (docs/performance.md).
 package kube
 
 import (
+	"context"
 	"fmt"
+	"time"
 
-	"k8s.io/client-go/kubernetes"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 )
+
+// Resource is one of the resources kubecause reads.
+type Resource int
+
+const (
+	Events Resource = iota
+	Pods
+	Services
+	Endpoints
+	EndpointSlices
+)
+
+func (r Resource) String() string {
+	return [...]string{"events", "pods", "services", "endpoints", "endpointslices"}[r]
+}
+
+// Client lists and watches the resources kubecause reads. List returns the typed list
+// (*corev1.EventList, …); Watch delivers typed objects. Namespace "" means all namespaces.
+type Client interface {
+	List(ctx context.Context, r Resource, namespace string, opts metav1.ListOptions) (runtime.Object, error)
+	Watch(ctx context.Context, r Resource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// Object returns an empty object of r, the type a reflector or informer of r expects.
+func Object(r Resource) runtime.Object {
+	switch r {
+	case Events:
+		return &corev1.Event{}
+	case Pods:
+		return &corev1.Pod{}
+	case Services:
+		return &corev1.Service{}
+	case Endpoints:
+		return &corev1.Endpoints{} //nolint:staticcheck // the fallback for clusters without EndpointSlices
+	default:
+		return &discoveryv1.EndpointSlice{}
+	}
+}
+
+// ListWatch is the lister-watcher of r in namespace, with tweak applied to every request's
+// options. Where the client supports it, the reflector streams the initial list (WatchList).
+func ListWatch(c Client, r Resource, namespace string, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
+	opts := func(o metav1.ListOptions) metav1.ListOptions {
+		if tweak != nil {
+			tweak(&o)
+		}
+		return o
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return c.List(ctx, r, namespace, opts(o))
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return c.Watch(ctx, r, namespace, opts(o))
+		},
+	}
+	return cache.ToListWatcherWithWatchListSemantics(lw, c)
+}
 
 // Options select the cluster: an explicit kubeconfig file and context, else $KUBECONFIG,
 // else the in-cluster service account, else ~/.kube/config.
@@ -30,21 +105,116 @@ func Config(o Options) (*rest.Config, error) {
 		return nil, fmt.Errorf("no Kubernetes client configuration (tried --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config): %w", err)
 	}
 	cfg.UserAgent = o.UserAgent
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.QPS, cfg.Burst = 20, 40
 	return cfg, nil
 }
 
-// Client returns a clientset for the options.
-func Client(o Options) (kubernetes.Interface, *rest.Config, error) {
+// ClientFor resolves the options and returns a client.
+func ClientFor(o Options) (Client, *rest.Config, error) {
 	cfg, err := Config(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err := New(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("building Kubernetes client: %w", err)
+		return nil, nil, err
 	}
 	return c, cfg, nil
+}
+
+var (
+	scheme = runtime.NewScheme()
+	codecs = serializer.NewCodecFactory(scheme)
+)
+
+func init() {
+	// As client-go's own scheme does: metav1's unversioned types (Status, WatchEvent, …), then
+	// the two API groups read.
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, discoveryv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+type restClient struct {
+	core, discovery *rest.RESTClient
+}
+
+// New returns a Client for cfg. Both API groups share one HTTP client and one rate limiter
+// (cfg.QPS, cfg.Burst), as client-go's clientset does; objects are read as protobuf.
+func New(cfg *rest.Config) (Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.NegotiatedSerializer = codecs.WithoutConversion()
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		burst := cfg.Burst
+		if burst <= 0 {
+			burst = int(cfg.QPS)
+		}
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, burst)
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building Kubernetes client: %w", err)
+	}
+	forGroup := func(gv schema.GroupVersion, apiPath string) (*rest.RESTClient, error) {
+		c := rest.CopyConfig(cfg)
+		c.GroupVersion, c.APIPath = &gv, apiPath
+		return rest.RESTClientForConfigAndClient(c, hc)
+	}
+	core, err := forGroup(corev1.SchemeGroupVersion, "/api")
+	if err != nil {
+		return nil, fmt.Errorf("building Kubernetes client: %w", err)
+	}
+	disc, err := forGroup(discoveryv1.SchemeGroupVersion, "/apis")
+	if err != nil {
+		return nil, fmt.Errorf("building Kubernetes client: %w", err)
+	}
+	return &restClient{core: core, discovery: disc}, nil
+}
+
+func (c *restClient) request(r Resource, namespace string, opts *metav1.ListOptions) *rest.Request {
+	rc := c.core
+	if r == EndpointSlices {
+		rc = c.discovery
+	}
+	req := rc.Get().Resource(r.String()).VersionedParams(opts, metav1.ParameterCodec)
+	if namespace != "" {
+		req = req.Namespace(namespace)
+	}
+	if opts.TimeoutSeconds != nil {
+		req = req.Timeout(time.Duration(*opts.TimeoutSeconds) * time.Second)
+	}
+	return req
+}
+
+func (c *restClient) List(ctx context.Context, r Resource, namespace string, opts metav1.ListOptions) (runtime.Object, error) {
+	var out runtime.Object
+	switch r {
+	case Events:
+		out = &corev1.EventList{}
+	case Pods:
+		out = &corev1.PodList{}
+	case Services:
+		out = &corev1.ServiceList{}
+	case Endpoints:
+		out = &corev1.EndpointsList{} //nolint:staticcheck
+	default:
+		out = &discoveryv1.EndpointSliceList{}
+	}
+	if err := c.request(r, namespace, &opts).Do(ctx).Into(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *restClient) Watch(ctx context.Context, r Resource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	return c.request(r, namespace, &opts).Watch(ctx)
 }
