@@ -127,16 +127,22 @@ func BenchmarkScrape(b *testing.B) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(e.Collectors()...)
 	h := Handler(reg, e, promhttp.HandlerOpts{})
-	b.ReportAllocs()
-	b.ResetTimer()
-	var size int
-	for i := 0; i < b.N; i++ {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-		if rec.Code != 200 {
-			b.Fatalf("scrape: %d", rec.Code)
-		}
-		size = rec.Body.Len()
+	// identity: the text as rendered; gzip: as Prometheus asks for it (Accept-Encoding: gzip).
+	for _, enc := range []string{"identity", "gzip"} {
+		b.Run("encoding="+enc, func(b *testing.B) {
+			b.ReportAllocs()
+			var size int
+			for i := 0; i < b.N; i++ {
+				rec := httptest.NewRecorder()
+				req := httptest.NewRequest("GET", "/metrics", nil)
+				req.Header.Set("Accept-Encoding", enc)
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("scrape: %d", rec.Code)
+				}
+				size = rec.Body.Len()
+			}
+			b.ReportMetric(float64(size), "bytes/scrape")
+		})
 	}
-	b.ReportMetric(float64(size), "bytes/scrape")
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,18 +21,20 @@ const (
 
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
-type viewSample struct {
-	key       viewKey
-	occ, last int64
+// viewSnapshot is a copy of the live view entries (40 bytes each: the name, a tuple index and
+// the counts) and of the small table of label tuples they index, taken under the engine's lock.
+type viewSnapshot struct {
+	entries []viewEntry
+	tuples  []tupleKey
 }
 
-func (e *Engine) viewSamples() []viewSample {
+func (e *Engine) viewSnapshot() viewSnapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]viewSample, 0, e.view.len())
+	out := viewSnapshot{entries: make([]viewEntry, 0, e.view.len()), tuples: slices.Clone(e.view.tuples.keys)}
 	for i := range e.view.entries {
 		if en := &e.view.entries[i]; en.events > 0 {
-			out = append(out, viewSample{key: e.view.key(int32(i)), occ: en.occ, last: en.last})
+			out.entries = append(out.entries, *en)
 		}
 	}
 	return out
@@ -51,19 +54,20 @@ func (e *Engine) WriteView(w io.Writer, names ...string) error {
 	if !wantEvents && !wantLast {
 		return nil
 	}
-	samples := e.viewSamples()
+	snap := e.viewSnapshot()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var num []byte
-	write := func(name, help string, value func(*viewSample) int64) {
+	write := func(name, help string, value func(*viewEntry) int64) {
 		bw.WriteString("# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n")
-		for i := range samples {
-			s := &samples[i]
+		for i := range snap.entries {
+			s := &snap.entries[i]
+			t := &snap.tuples[s.tuple]
 			bw.WriteString(name)
-			writeLabel(bw, `{namespace="`, s.key.namespace)
-			writeLabel(bw, `",kind="`, s.key.kind)
-			writeLabel(bw, `",name="`, s.key.name)
-			writeLabel(bw, `",reason="`, s.key.reason)
-			writeLabel(bw, `",cause="`, s.key.cause)
+			writeLabel(bw, `{namespace="`, t.namespace)
+			writeLabel(bw, `",kind="`, t.kind)
+			writeLabel(bw, `",name="`, s.name)
+			writeLabel(bw, `",reason="`, t.reason)
+			writeLabel(bw, `",cause="`, t.cause)
 			bw.WriteString(`"} `)
 			num = strconv.AppendInt(num[:0], value(s), 10)
 			bw.Write(num)
@@ -72,11 +76,11 @@ func (e *Engine) WriteView(w io.Writer, names ...string) error {
 	}
 	if wantEvents {
 		write(viewEventsName, "Occurrences recorded on the live Events of an object with this reason and cause.",
-			func(s *viewSample) int64 { return s.occ })
+			func(s *viewEntry) int64 { return s.occ })
 	}
 	if wantLast {
 		write(viewLastName, "Time of the latest occurrence on the live Events of an object with this reason and cause.",
-			func(s *viewSample) int64 { return s.last })
+			func(s *viewEntry) int64 { return s.last })
 	}
 	return bw.Flush()
 }
