@@ -9,7 +9,7 @@
 #   KUBECAUSE_ENV="GOMEMLIMIT=48MiB" hack/bench-apiserver.sh
 #
 # Settings: LOAD_SIZES, LOAD_RATES (writes/s, default 200,1000), LOAD_SECONDS (per write phase,
-# default 20), LOAD_LAG=0 (skip the lag phase), LOAD_OUT (JSON results), KUBECAUSE_ENV.
+# default 20), LOAD_LAG=0 (skip the lag phases), LOAD_OUT (JSON results), KUBECAUSE_ENV.
 # Bounded: each size is seeded, then 3 write phases of LOAD_SECONDS; the whole run times out
 # after 30 min (BENCH_TIMEOUT).
 set -euo pipefail
