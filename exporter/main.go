@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -55,6 +56,8 @@ type options struct {
 	metricsPath     string
 	explainFile     string
 	explainOutput   string
+	memLimit        bool
+	memLimitRatio   float64
 }
 
 func main() {
@@ -74,6 +77,8 @@ func run(args []string) int {
 	app.Flag("events.field-selector", "Server-side field selector for Events.").Default("type=Warning").StringVar(&o.fieldSelector)
 	app.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal.").Default("SandboxChanged", "BackOff").StringsVar(&o.normalReasons)
 	app.Flag("runbook.url-pattern", "Runbook URL pattern; %s is the runbook page.").Default(DefaultRunbookURLPattern).StringVar(&o.runbookPattern)
+	app.Flag("auto-gomemlimit", "Set the Go memory limit (GOMEMLIMIT) to a share of the container's memory limit (cgroup), unless GOMEMLIMIT is set.").Default("true").BoolVar(&o.memLimit)
+	app.Flag("auto-gomemlimit.ratio", "Share of the container's memory limit given to the Go memory limit, in (0, 1].").Default("0.9").FloatVar(&o.memLimitRatio)
 	app.Flag("causes.file", "Cause table to use instead of the built-in one (docs/causes.md).").StringVar(&o.causesFile)
 
 	serve := app.Command("run", "Run the exporter (default).").Default()
@@ -95,6 +100,10 @@ func run(args []string) int {
 	cmd, err := app.Parse(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kubecause: %v (try --help)\n", err)
+		return 2
+	}
+	if o.memLimitRatio <= 0 || o.memLimitRatio > 1 {
+		fmt.Fprintf(os.Stderr, "kubecause: --auto-gomemlimit.ratio must be in (0, 1], not %g\n", o.memLimitRatio)
 		return 2
 	}
 	logger := promslog.New(logCfg)
@@ -270,6 +279,9 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	})
 	engine.SetTable(tableInfo(table, tableSource, o.runbookPattern))
 	setGCPercent()
+	if o.memLimit {
+		setMemoryLimit(o.memLimitRatio, memlimit.FromCgroup, logger)
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
@@ -355,6 +367,21 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 // RSS at 1.25 × the live heap instead of 2 × — at start-up too, where every decoded Event of the
 // initial list is garbage as soon as it is counted (docs/performance.md).
 const gcPercent = 25
+
+// setMemoryLimit sets the Go memory limit to ratio × the limit the provider reports (the
+// container's cgroup limit), as Prometheus does with --auto-gomemlimit: near the container's
+// limit the GC works harder instead of letting the process be OOM-killed — at a restart during
+// an event storm, say. A GOMEMLIMIT set by the user, or no limit at all, leaves it alone.
+// It returns the limit set (0 when none).
+func setMemoryLimit(ratio float64, provider memlimit.Provider, logger *slog.Logger) int64 {
+	limit, err := memlimit.SetGoMemLimitWithOpts(memlimit.WithRatio(ratio), memlimit.WithProvider(provider),
+		memlimit.WithLogger(logger.With("component", "automemlimit")))
+	if err != nil {
+		logger.Warn("could not set the Go memory limit from the container's", "err", err)
+		return 0
+	}
+	return limit
+}
 
 // setGCPercent applies gcPercent unless the user set GOGC.
 func setGCPercent() {
