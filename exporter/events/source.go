@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/watchlist"
 
 	"github.com/kubecause/kubecause/exporter/kube"
 )
@@ -119,57 +118,35 @@ func (s *Source) Watch(ctx context.Context, client kube.Client, namespace, field
 		m.watchUp.Set(0)
 		logger.Error("cannot "+op+" Events; retrying with backoff", "source", s.name, "namespace", namespace, "err", err)
 	}
-	lw := kube.ListWatch(client, kube.Events, namespace, func(o *metav1.ListOptions) { o.FieldSelector = fieldSelector })
-	lw = &reportingListWatch{lw: cache.ToListerWatcherWithContext(lw), onList: func(err error) { fail("list", err) },
-		onWatch: func(err error) { fail("watch", err) }, onStatus: func(st *metav1.Status) {
-			if st.Code == http.StatusGone {
-				// The watch's resource version expired: the reflector relists; nothing is wrong.
-				logger.Info("Event watch expired; relisting", "source", s.name)
-				return
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.FieldSelector = fieldSelector
+			l, err := client.List(ctx, kube.Events, namespace, opts)
+			if err != nil {
+				fail("list", err)
 			}
-			fail("watch", fmt.Errorf("%s: %s", st.Reason, st.Message))
-		}}
-	r := cache.NewReflectorWithOptions(lw, &corev1.Event{}, s,
+			return l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.FieldSelector = fieldSelector
+			w, err := client.Watch(ctx, kube.Events, namespace, opts)
+			if err != nil {
+				fail("watch", err)
+				return nil, err
+			}
+			return watchErrors(w, func(st *metav1.Status) {
+				if st.Code == http.StatusGone {
+					// The watch's resource version expired: the reflector relists; nothing is wrong.
+					logger.Info("Event watch expired; relisting", "source", s.name)
+					return
+				}
+				fail("watch", fmt.Errorf("%s: %s", st.Reason, st.Message))
+			}), nil
+		},
+	}
+	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), &corev1.Event{}, s,
 		cache.ReflectorOptions{Name: "events/" + s.name, TypeDescription: "core/v1 Event"})
 	r.RunWithContext(ctx)
-}
-
-// reportingListWatch reports failed lists and watches and the Status of every ERROR notification
-// of a watch (e.g. 410 Gone when the watch's resource version expired), and passes on whether the
-// client can stream an initial list.
-type reportingListWatch struct {
-	lw              cache.ListerWatcherWithContext
-	onList, onWatch func(error)
-	onStatus        func(*metav1.Status)
-}
-
-func (r *reportingListWatch) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-	l, err := r.lw.ListWithContext(ctx, o)
-	if err != nil {
-		r.onList(err)
-	}
-	return l, err
-}
-
-func (r *reportingListWatch) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	w, err := r.lw.WatchWithContext(ctx, o)
-	if err != nil {
-		r.onWatch(err)
-		return nil, err
-	}
-	return watchErrors(w, r.onStatus), nil
-}
-
-func (r *reportingListWatch) List(o metav1.ListOptions) (runtime.Object, error) {
-	return r.ListWithContext(context.Background(), o)
-}
-
-func (r *reportingListWatch) Watch(o metav1.ListOptions) (watch.Interface, error) {
-	return r.WatchWithContext(context.Background(), o)
-}
-
-func (r *reportingListWatch) IsWatchListSemanticsUnSupported() bool {
-	return watchlist.DoesClientNotSupportWatchListSemantics(r.lw)
 }
 
 // watchErrors passes a watch through and reports the Status of every ERROR notification

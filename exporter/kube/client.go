@@ -37,9 +37,23 @@ const (
 	EndpointSlices
 )
 
-func (r Resource) String() string {
-	return [...]string{"events", "pods", "services", "endpoints", "endpointslices"}[r]
+// resources describes each Resource: its path segment, the object a reflector of it expects and
+// its list type.
+var resources = [...]struct {
+	path         string
+	object, list func() runtime.Object
+}{
+	Events:   {"events", func() runtime.Object { return &corev1.Event{} }, func() runtime.Object { return &corev1.EventList{} }},
+	Pods:     {"pods", func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} }},
+	Services: {"services", func() runtime.Object { return &corev1.Service{} }, func() runtime.Object { return &corev1.ServiceList{} }},
+	Endpoints: {"endpoints", // the fallback for clusters without EndpointSlices
+		func() runtime.Object { return &corev1.Endpoints{} },      //nolint:staticcheck
+		func() runtime.Object { return &corev1.EndpointsList{} }}, //nolint:staticcheck
+	EndpointSlices: {"endpointslices", func() runtime.Object { return &discoveryv1.EndpointSlice{} },
+		func() runtime.Object { return &discoveryv1.EndpointSliceList{} }},
 }
+
+func (r Resource) String() string { return resources[r].path }
 
 // Client lists and watches the resources kubecause reads. List returns the typed list
 // (*corev1.EventList, …); Watch delivers typed objects. Namespace "" means all namespaces.
@@ -49,20 +63,7 @@ type Client interface {
 }
 
 // Object returns an empty object of r, the type a reflector or informer of r expects.
-func Object(r Resource) runtime.Object {
-	switch r {
-	case Events:
-		return &corev1.Event{}
-	case Pods:
-		return &corev1.Pod{}
-	case Services:
-		return &corev1.Service{}
-	case Endpoints:
-		return &corev1.Endpoints{} //nolint:staticcheck // the fallback for clusters without EndpointSlices
-	default:
-		return &discoveryv1.EndpointSlice{}
-	}
-}
+func Object(r Resource) runtime.Object { return resources[r].object() }
 
 // ListWatch is the lister-watcher of r in namespace, with tweak applied to every request's
 // options. Where the client supports it, the reflector streams the initial list (WatchList).
@@ -152,12 +153,11 @@ func New(cfg *rest.Config) (Client, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
-	if cfg.RateLimiter == nil && cfg.QPS > 0 {
-		burst := cfg.Burst
-		if burst <= 0 {
-			burst = int(cfg.QPS)
+	if cfg.RateLimiter == nil {
+		if cfg.QPS <= 0 {
+			cfg.QPS, cfg.Burst = rest.DefaultQPS, rest.DefaultBurst
 		}
-		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, burst)
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max(cfg.Burst, int(cfg.QPS)))
 	}
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -195,19 +195,7 @@ func (c *restClient) request(r Resource, namespace string, opts *metav1.ListOpti
 }
 
 func (c *restClient) List(ctx context.Context, r Resource, namespace string, opts metav1.ListOptions) (runtime.Object, error) {
-	var out runtime.Object
-	switch r {
-	case Events:
-		out = &corev1.EventList{}
-	case Pods:
-		out = &corev1.PodList{}
-	case Services:
-		out = &corev1.ServiceList{}
-	case Endpoints:
-		out = &corev1.EndpointsList{} //nolint:staticcheck
-	default:
-		out = &discoveryv1.EndpointSliceList{}
-	}
+	out := resources[r].list()
 	if err := c.request(r, namespace, &opts).Do(ctx).Into(out); err != nil {
 		return nil, err
 	}
