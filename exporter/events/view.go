@@ -87,6 +87,11 @@ type view struct {
 	entries []viewEntry
 	free    []int32
 	tuples  tuples
+	// scrapes is the number of scrapes rendering the view; while there are any, freed slots are
+	// not reused (viewtext.go), up to 2×max slots. Past that they are, and epoch tells the
+	// scrapes to stop.
+	scrapes int
+	epoch   uint64
 }
 
 func newView(max int) *view {
@@ -156,7 +161,10 @@ func (v *view) move(old int32, l eventLabels, oldCount, newCount int32, ts int64
 			m.dropped.WithLabelValues("kubecause_object_events").Inc()
 			return -1
 		}
-		if n := len(v.free); n > 0 {
+		if n := len(v.free); n > 0 && (v.scrapes == 0 || len(v.entries) >= 2*v.max) {
+			if v.scrapes > 0 {
+				v.epoch++
+			}
 			i = v.free[n-1]
 			v.free = v.free[:n-1]
 		} else {

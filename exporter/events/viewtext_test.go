@@ -1,0 +1,176 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// midScrape is a writer that runs during a scrape, once, after the first chunks of the view have
+// been copied: the point where churn could make a chunked scrape repeat a series.
+type midScrape struct {
+	w    io.Writer
+	once func()
+}
+
+func (m *midScrape) Write(p []byte) (int, error) {
+	if m.once != nil {
+		f := m.once
+		m.once = nil
+		f()
+	}
+	return m.w.Write(p)
+}
+
+// series returns the series lines of one family in a text exposition, by their label set, and
+// fails on a series that appears twice (Prometheus rejects the second sample).
+func series(t *testing.T, text, family string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, family+"{") {
+			continue
+		}
+		sp := strings.LastIndexByte(line, ' ')
+		id, value := line[:sp], line[sp+1:]
+		if _, dup := out[id]; dup {
+			t.Errorf("%s appears twice in one scrape", id)
+		}
+		out[id] = value
+	}
+	return out
+}
+
+// viewEvents are n kubelet Events, each the only live Event of its view entry.
+func viewEvents(n int) []*corev1.Event {
+	evs := make([]*corev1.Event, n)
+	for i := range evs {
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod-%d.%x", i, i), 1, "FailedMount", msgS1)
+		ev.InvolvedObject.Name = fmt.Sprintf("pod-%d", i)
+		evs[i] = ev
+	}
+	return evs
+}
+
+// TestChunkedScrapeNeverRepeatsASeries: the view is copied a chunk at a time, so it changes under a
+// scrape. An object whose only Event expires after its chunk was written and comes back (new
+// Event, same object, reason and cause) must not be written a second time from the slot another
+// expired entry left free further on.
+func TestChunkedScrapeNeverRepeatsASeries(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	const n = 10 * viewChunk
+	evs := viewEvents(n)
+	for _, ev := range evs {
+		h.add(ev)
+	}
+	var buf bytes.Buffer
+	w := &midScrape{w: &buf, once: func() {
+		// Slot 0 was copied (the first write comes after the first chunk); the last slot was not.
+		for _, ev := range []*corev1.Event{evs[0], evs[n-1]} {
+			if err := h.src.Delete(ev); err != nil {
+				t.Error(err)
+			}
+		}
+		back := evs[0].DeepCopy()
+		back.UID = types.UID(uid(n))
+		back.Name = "pod-0.again"
+		h.add(back)
+	}}
+	if err := h.e.WriteView(w); err != nil {
+		t.Fatal(err)
+	}
+	if w.once != nil {
+		t.Fatal("the scrape wrote nothing before its end; the test did not exercise churn")
+	}
+	got := series(t, buf.String(), viewEventsName)
+	if len(got) < n-1 || len(got) > n {
+		t.Errorf("scrape during churn has %d series of %s, want %d or %d", len(got), viewEventsName, n-1, n)
+	}
+	// The next scrape shows the view as it is: pod-0 back, pod-(n-1) gone.
+	buf.Reset()
+	if err := h.e.WriteView(&buf); err != nil {
+		t.Fatal(err)
+	}
+	after := series(t, buf.String(), viewEventsName)
+	if len(after) != n-1 {
+		t.Errorf("after churn: %d series, want %d", len(after), n-1)
+	}
+	for id := range after {
+		if strings.Contains(id, fmt.Sprintf(`name="pod-%d"`, n-1)) {
+			t.Errorf("expired object still shown: %s", id)
+		}
+	}
+	if !strings.Contains(buf.String(), `name="pod-0"`) {
+		t.Error("pod-0, back with a new Event, is not shown")
+	}
+}
+
+// TestStalledScrapeKeepsTheViewBounded: a scraper that stops reading holds its scrape open; the
+// view sets freed slots aside only up to twice its cap, then reuses them, and the held scrape ends
+// its view early rather than write a series twice.
+func TestStalledScrapeKeepsTheViewBounded(t *testing.T) {
+	const max = 4 * viewChunk
+	h := newHarness(t, func(c *Config) { c.MaxObjectSeries = max })
+	h.sync()
+	evs := viewEvents(max)
+	for _, ev := range evs {
+		h.add(ev)
+	}
+	next := len(evs)
+	again := func(i int) { // Event i expires; its object comes back with a new Event
+		if err := h.src.Delete(evs[i]); err != nil {
+			t.Error(err)
+		}
+		ev := evs[i].DeepCopy()
+		ev.UID = types.UID(uid(next))
+		next++
+		h.add(ev)
+		evs[i] = ev
+	}
+	var buf bytes.Buffer
+	w := &midScrape{w: &buf, once: func() {
+		// At the first write, at most two chunks (slots 0-1023) have been copied. Objects further
+		// on churn until the view has set aside as many slots as it may.
+		for i := 1200; len(h.e.view.entries) < 2*max; i = 1200 + (i-1199)%(max-1200) {
+			again(i)
+		}
+		// Then pod-5, already copied, expires and comes back into the slot pod-1100 (not yet
+		// copied) has just left.
+		for _, i := range []int{5, 1100} {
+			if err := h.src.Delete(evs[i]); err != nil {
+				t.Error(err)
+			}
+		}
+		ev := evs[5].DeepCopy()
+		ev.UID = types.UID(uid(next))
+		h.add(ev)
+	}}
+	if err := h.e.WriteView(w); err != nil {
+		t.Fatal(err)
+	}
+	if w.once != nil {
+		t.Fatal("the scrape wrote nothing before its end; the test did not exercise churn")
+	}
+	if got := len(h.e.view.entries); got > 2*max {
+		t.Errorf("view holds %d slots during a stalled scrape, want at most %d", got, 2*max)
+	}
+	series(t, buf.String(), viewEventsName)
+	series(t, buf.String(), viewLastName)
+	buf.Reset()
+	if err := h.e.WriteView(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(series(t, buf.String(), viewEventsName)); got != max-1 {
+		t.Errorf("next scrape: %d series, want %d", got, max-1)
+	}
+}
