@@ -42,6 +42,9 @@ type Config struct {
 	TombstoneTTL time.Duration
 	// MaxTombstones bounds that memory.
 	MaxTombstones int
+	// OnSynced, when set, is called once, when every source has read its first list (without
+	// the engine's lock held).
+	OnSynced func()
 	// Now is the clock (tests replace it).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -336,12 +339,11 @@ func (e *Engine) delete(obj interface{}) {
 }
 
 // replace applies a full list from source src: the first one is the baseline, later ones are
-// diffed against what is remembered.
-func (e *Engine) replace(s *Source, list []interface{}) {
+// diffed against what is remembered. It reports whether this list completed the engine's sync.
+func (e *Engine) replace(s *Source, list []interface{}) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	src, first := s.idx, !s.synced
-	defer func() { s.synced = true }()
 	e.m.notifications.WithLabelValues("relist").Inc()
 	if !first {
 		e.m.relists.Inc()
@@ -378,6 +380,8 @@ func (e *Engine) replace(s *Source, list []interface{}) {
 			e.forget(k, t)
 		}
 	}
+	s.synced = true
+	return first && e.syncedLocked()
 }
 
 // readListed reads one Event of a streamed list of source s as it arrives, exactly as replace

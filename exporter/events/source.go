@@ -63,7 +63,9 @@ func (s *Source) Delete(obj interface{}) error {
 
 func (s *Source) Replace(list []interface{}, _ string) error {
 	s.e.m.watchUp.Set(1)
-	s.e.replace(s, list)
+	if s.e.replace(s, list) && s.e.cfg.OnSynced != nil {
+		s.e.cfg.OnSynced()
+	}
 	return nil
 }
 

@@ -134,3 +134,24 @@ func TestRelistForgetsWhatItLacksAcrossManyRelists(t *testing.T) {
 	}
 	h.expect("configmap_not_found", 600)
 }
+
+// TestOnSyncedOnceEverySourceHasListed: the hook runs once, when the last source reads its first
+// list; relists do not run it again.
+func TestOnSyncedOnceEverySourceHasListed(t *testing.T) {
+	calls := 0
+	e := New(Config{Classify: classify, OnSynced: func() { calls++ }})
+	warn, normal := e.NewSource("type=Warning"), e.NewSource("type=Normal,reason=BackOff")
+	list := []interface{}{kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1)}
+	steps := []struct {
+		src  *Source
+		want int
+	}{{warn, 0}, {warn, 0}, {normal, 1}, {normal, 1}, {warn, 1}}
+	for i, s := range steps {
+		if err := s.src.Replace(list, "1"); err != nil {
+			t.Fatal(err)
+		}
+		if calls != s.want {
+			t.Fatalf("after list %d (%s): OnSynced ran %d times, want %d", i+1, s.src.name, calls, s.want)
+		}
+	}
+}
