@@ -9,7 +9,8 @@
 #   KUBECAUSE_ENV="GOMEMLIMIT=48MiB" hack/bench-apiserver.sh
 #
 # Settings: LOAD_SIZES, LOAD_RATES (writes/s, default 200,1000), LOAD_SECONDS (per write phase,
-# default 20), LOAD_LAG=0 (skip the lag phases), LOAD_OUT (JSON results), KUBECAUSE_ENV.
+# default 20), LOAD_LAG=0 (skip the lag phases), LOAD_OUT (JSON results), KUBECAUSE_ENV,
+# KUBECAUSE_BIN (a binary to measure instead of one built from this tree).
 # Bounded: each size is seeded, then 3 write phases of LOAD_SECONDS; the whole run times out
 # after 30 min (BENCH_TIMEOUT).
 set -euo pipefail
@@ -17,7 +18,8 @@ cd "$(dirname "$0")/.."
 export KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}
 export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-assets}
 bash hack/deps/20-e2e-tools.sh
-if [ ! -x bin/kubecause ]; then
+# The binary measured is the one built from this tree, unless KUBECAUSE_BIN names another.
+if [ -z "${KUBECAUSE_BIN:-}" ]; then
 	go build -o bin/kubecause ./exporter
 fi
 export LOAD_OUT=${LOAD_OUT:-$PWD/bin/bench-apiserver.json}

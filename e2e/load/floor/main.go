@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -55,6 +56,9 @@ func (d *discard) Replace(l []interface{}, _ string) error {
 	d.listed.Add(int64(len(l)))
 	if d.synced.Load() == 0 && d.pending.Add(-1) == 0 {
 		d.synced.Store(1)
+		// Give back what reading the list took, as kubecause does: the steady RSS is then what a
+		// reflector needs, not what it grew to at start-up (the start-up peak is read as VmHWM).
+		go debug.FreeOSMemory()
 	}
 	return nil
 }
