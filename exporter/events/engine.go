@@ -308,21 +308,21 @@ func (e *Engine) pruneTombs(now int64) {
 func (e *Engine) add(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.m.notifications.WithLabelValues("add").Inc()
+	e.m.opAdd.Inc()
 	e.observe(src, obj, false, true)
 }
 
 func (e *Engine) update(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.m.notifications.WithLabelValues("update").Inc()
+	e.m.opUpdate.Inc()
 	e.observe(src, obj, false, true)
 }
 
 func (e *Engine) delete(obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.m.notifications.WithLabelValues("delete").Inc()
+	e.m.opDelete.Inc()
 	ev, k, problem := validate(obj)
 	if problem != "" {
 		e.m.invalid.WithLabelValues(problem).Inc()
@@ -344,7 +344,7 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	src, first := s.idx, !s.synced
-	e.m.notifications.WithLabelValues("relist").Inc()
+	e.m.opRelist.Inc()
 	if !first {
 		e.m.relists.Inc()
 	}

@@ -1,6 +1,8 @@
 package events
 
 import (
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,17 +52,22 @@ type metrics struct {
 	table    *prometheus.GaugeVec
 
 	notifications *prometheus.CounterVec
-	processed     prometheus.Counter
-	unclassified  prometheus.Counter
-	invalid       *prometheus.CounterVec
-	relists       prometheus.Counter
-	watchErrors   prometheus.Counter
-	watchUp       prometheus.Gauge
-	lastEvent     prometheus.Gauge
-	lastEventTS   int64 // guarded by Engine.mu
-	lag           prometheus.Histogram
-	series        *prometheus.GaugeVec
-	dropped       *prometheus.CounterVec
+	// the notification counters, resolved once: they count every Event notification
+	opAdd, opUpdate, opDelete, opRelist prometheus.Counter
+	ruleKnown                           map[classification]prometheus.Counter // guarded by Engine.mu
+	processed                           prometheus.Counter
+	unclassified                        prometheus.Counter
+	invalid                             *prometheus.CounterVec
+	relists                             prometheus.Counter
+	watchErrors                         prometheus.Counter
+	watchUp                             prometheus.Gauge
+	upMu                                sync.Mutex
+	upNow                               atomic.Uint32 // watchUp's value, so that every notification does not set it
+	lastEvent                           prometheus.Gauge
+	lastEventTS                         int64 // guarded by Engine.mu
+	lag                                 prometheus.Histogram
+	series                              *prometheus.GaugeVec
+	dropped                             *prometheus.CounterVec
 
 	tracked *prometheus.Desc
 	synced  *prometheus.Desc
@@ -140,9 +147,9 @@ func newMetrics(e *Engine, max int) *metrics {
 		tracked: prometheus.NewDesc("kubecause_tracked_events", "Live Events held in the compact state.", nil, nil),
 		synced:  prometheus.NewDesc("kubecause_synced", "1 once the initial list of Events has been read.", nil, nil),
 	}
-	for _, op := range []string{"add", "update", "delete", "relist"} {
-		m.notifications.WithLabelValues(op)
-	}
+	m.opAdd, m.opUpdate = m.notifications.WithLabelValues("add"), m.notifications.WithLabelValues("update")
+	m.opDelete, m.opRelist = m.notifications.WithLabelValues("delete"), m.notifications.WithLabelValues("relist")
+	m.ruleKnown = map[classification]prometheus.Counter{}
 	for _, p := range []string{"no_uid", "no_reason", "not_an_event"} {
 		m.invalid.WithLabelValues(p)
 	}
@@ -190,7 +197,14 @@ func (m *metrics) count(l eventLabels, n float64) {
 		}
 	}
 	c.Add(n)
-	m.ruleHits.WithLabelValues(ruleLabel(l.rule), l.cause).Add(n)
+	// Bounded by the cause table: (rule, cause) pairs are what it can produce.
+	rk := classification{cause: l.cause, rule: l.rule}
+	r, ok := m.ruleKnown[rk]
+	if !ok {
+		r = m.ruleHits.WithLabelValues(ruleLabel(l.rule), l.cause)
+		m.ruleKnown[rk] = r
+	}
+	r.Add(n)
 	if l.cause == "unknown" {
 		m.unclassified.Add(n)
 	}
@@ -213,6 +227,17 @@ func (m *metrics) affect(v viewKey) {
 		}
 	}
 	c.Inc()
+}
+
+// setUp sets kubecause_watch_up (0 or 1) when it changes.
+func (m *metrics) setUp(v uint32) {
+	if m.upNow.Load() == v {
+		return
+	}
+	m.upMu.Lock()
+	defer m.upMu.Unlock()
+	m.upNow.Store(v)
+	m.watchUp.Set(float64(v))
 }
 
 // observeLag records processing lag and the newest event time. Called with Engine.mu held.

@@ -42,13 +42,13 @@ func (e *Engine) NewSource(name string) *Source {
 }
 
 func (s *Source) Add(obj interface{}) error {
-	s.e.m.watchUp.Set(1)
+	s.e.m.setUp(1)
 	s.e.add(s.idx, obj)
 	return nil
 }
 
 func (s *Source) Update(obj interface{}) error {
-	s.e.m.watchUp.Set(1)
+	s.e.m.setUp(1)
 	s.e.update(s.idx, obj)
 	return nil
 }
@@ -62,7 +62,7 @@ func (s *Source) Delete(obj interface{}) error {
 }
 
 func (s *Source) Replace(list []interface{}, _ string) error {
-	s.e.m.watchUp.Set(1)
+	s.e.m.setUp(1)
 	if s.e.replace(s, list) && s.e.cfg.OnSynced != nil {
 		s.e.cfg.OnSynced()
 	}
@@ -72,7 +72,7 @@ func (s *Source) Replace(list []interface{}, _ string) error {
 func (s *Source) Resync() error { return nil }
 
 func (s *Source) Bookmark(string) error {
-	s.e.m.watchUp.Set(1)
+	s.e.m.setUp(1)
 	return nil
 }
 
@@ -117,7 +117,7 @@ func (s *Source) Watch(ctx context.Context, client kube.Client, namespace, field
 			return // shutting down: the watch was closed on purpose
 		}
 		m.watchErrors.Inc()
-		m.watchUp.Set(0)
+		m.setUp(0)
 		logger.Error("cannot "+op+" Events; retrying with backoff", "source", s.name, "namespace", namespace, "err", err)
 	}
 	lw := &cache.ListWatch{
