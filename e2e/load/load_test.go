@@ -205,6 +205,8 @@ type Result struct {
 	StartCPUFl    float64 `json:"floor_start_cpu_seconds"`
 	StartCPUFlJ   float64 `json:"floor_json_start_cpu_seconds"`
 	Phases        []Phase `json:"phases"`
+	SyncedKC      int64   `json:"kubecause_synced_rss_bytes"`
+	SyncedFl      int64   `json:"floor_synced_rss_bytes"`
 	SteadyKC      int64   `json:"kubecause_steady_rss_bytes"`
 	SteadyFl      int64   `json:"floor_steady_rss_bytes"`
 	SteadyFlJ     int64   `json:"floor_json_steady_rss_bytes"`
@@ -356,6 +358,8 @@ func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
 	t.Logf("synced: kubecause in %.1f s, peak %.1f MiB; floor peak %.1f MiB; floor-json peak %.1f MiB",
 		r.StartKC, mib(r.StartPeakKC), mib(r.StartPeakFl), mib(r.StartPeakFlJ))
 	quiet(t, kc, fl, flj)
+	// RSS with exactly the n seeded Events live, once both processes have read them and gone quiet.
+	r.SyncedKC, r.SyncedFl = kc.stats(t).RSS, fl.stats(t).RSS
 
 	body, _, err := Scrape(hc, "http://"+kcAddr+"/metrics")
 	if err != nil {
@@ -731,6 +735,8 @@ func report(t *testing.T, r Result) {
 		fmt.Printf("%s/rate=%d 1 %.0f writes/s %.0f cpu-ms/1k-writes %.0f floor-cpu-ms/1k-writes %.0f floor-json-cpu-ms/1k-writes %.2f x-floor\n",
 			name, p.TargetRate, p.Achieved, p.KubecauseCPU, p.FloorCPU, p.FloorJSONCPU, p.Ratio)
 	}
+	fmt.Printf("%s/synced 1 %.1f rss-MiB %.1f floor-rss-MiB %.0f B/event-over-floor\n",
+		name, mib(r.SyncedKC), mib(r.SyncedFl), float64(r.SyncedKC-r.SyncedFl)/float64(r.Events))
 	fmt.Printf("%s/steady 1 %.1f rss-MiB %.1f floor-rss-MiB %.1f peak-MiB %.0f live-events %.0f B/event-over-floor\n",
 		name, mib(r.SteadyKC), mib(r.SteadyFl), mib(r.PeakKC), r.SteadyTracked, float64(r.SteadyKC-r.SteadyFl)/r.SteadyTracked)
 	fmt.Printf("%s/scrape 1 %.1f ms %d bytes %d samples %.1f heap-inuse-MiB %.1f go-sys-MiB\n",
