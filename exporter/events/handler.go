@@ -1,12 +1,12 @@
 package events
 
 import (
-	"compress/gzip"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -47,7 +47,10 @@ func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.H
 
 // gzipPool holds gzip writers at BestSpeed: a /metrics body is megabytes of repetitive text,
 // which level 1 compresses to within a few percent of the default level at several times the
-// speed; the pool saves the compressor's ~1 MB of state per scrape (docs/performance.md).
+// speed; the pool saves the compressor's state (~0.8 MB) per scrape. The writers are
+// klauspost/compress's (as Prometheus uses): against the standard library's at the same level,
+// a 50k-series scrape takes 34 instead of 48 ms and allocates 2.3 instead of 4.4 MB
+// (docs/performance.md).
 var gzipPool = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
 	return w
