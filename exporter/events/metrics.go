@@ -52,22 +52,24 @@ type metrics struct {
 	table    *prometheus.GaugeVec
 
 	notifications *prometheus.CounterVec
-	// the notification counters, resolved once: they count every Event notification
+	processed     prometheus.Counter
+	unclassified  prometheus.Counter
+	invalid       *prometheus.CounterVec
+	relists       prometheus.Counter
+	watchErrors   prometheus.Counter
+	watchUp       prometheus.Gauge
+	lastEvent     prometheus.Gauge
+	lastEventTS   int64 // guarded by Engine.mu
+	lag           prometheus.Histogram
+	series        *prometheus.GaugeVec
+	dropped       *prometheus.CounterVec
+
+	// Resolved once, as they count every Event notification or occurrence.
 	opAdd, opUpdate, opDelete, opRelist prometheus.Counter
 	ruleKnown                           map[classification]prometheus.Counter // guarded by Engine.mu
-	processed                           prometheus.Counter
-	unclassified                        prometheus.Counter
-	invalid                             *prometheus.CounterVec
-	relists                             prometheus.Counter
-	watchErrors                         prometheus.Counter
-	watchUp                             prometheus.Gauge
-	upMu                                sync.Mutex
-	upNow                               atomic.Uint32 // watchUp's value, so that every notification does not set it
-	lastEvent                           prometheus.Gauge
-	lastEventTS                         int64 // guarded by Engine.mu
-	lag                                 prometheus.Histogram
-	series                              *prometheus.GaugeVec
-	dropped                             *prometheus.CounterVec
+	// watchUp's value, so that not every notification sets it.
+	upNow atomic.Uint32
+	upMu  sync.Mutex
 
 	tracked *prometheus.Desc
 	synced  *prometheus.Desc
