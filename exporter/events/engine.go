@@ -240,29 +240,24 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 	if known && t.count == n {
 		return // resync or a change that is no new occurrence
 	}
-	var delta int32
+	var delta int32 // Events of the first list are a baseline: 0
 	switch {
-	case baseline:
-		delta = 0
-	case known:
-		delta = n - t.count
-		if delta < 0 {
-			delta = 0 // counts never go down; remember the new value and go on
+	case known && !baseline:
+		delta = max(n-t.count, 0) // counts never go down; remember the new value and go on
+	case !known:
+		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: -1, src: src}
+		if baseline {
+			break
 		}
-	default:
 		delta = 1
-		h := nameHash(ev.Namespace, ev.Name)
-		if ts, ok := e.tombs[h]; ok {
-			delete(e.tombs, h) // the tombstone queue entry is skipped when it comes up
+		if ts, ok := e.tombs[t.name]; ok {
+			delete(e.tombs, t.name) // the tombstone queue entry is skipped when it comes up
 			if d := n - ts.count; d > 1 {
 				delta = d
 			}
 		}
 	}
 	l := e.labelsOf(ev)
-	if !known {
-		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: -1, src: src}
-	}
 	old := t.count
 	t.count = n
 	ts := eventTime(ev)

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,7 +56,7 @@ type metrics struct {
 	invalid       *prometheus.CounterVec
 	relists       prometheus.Counter
 	watchErrors   prometheus.Counter
-	watchUp       prometheus.Gauge
+	watchUp       prometheus.GaugeFunc
 	lastEvent     prometheus.Gauge
 	lastEventTS   int64 // guarded by Engine.mu
 	lag           prometheus.Histogram
@@ -67,9 +66,8 @@ type metrics struct {
 	// Resolved once, as they count every Event notification or occurrence.
 	opAdd, opUpdate, opDelete, opRelist prometheus.Counter
 	ruleKnown                           map[classification]prometheus.Counter // guarded by Engine.mu
-	// watchUp's value, so that not every notification sets it.
-	upNow atomic.Uint32
-	upMu  sync.Mutex
+	// What kubecause_watch_up reads.
+	up atomic.Uint32
 
 	tracked *prometheus.Desc
 	synced  *prometheus.Desc
@@ -125,10 +123,6 @@ func newMetrics(e *Engine, max int) *metrics {
 			Name: "kubecause_watch_errors_total",
 			Help: "Failed lists and watches of Events.",
 		}),
-		watchUp: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kubecause_watch_up",
-			Help: "1 while the last list or watch of Events succeeded, 0 while the apiserver cannot be reached.",
-		}),
 		lastEvent: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kubecause_last_event_timestamp_seconds",
 			Help: "Event time of the newest occurrence processed.",
@@ -149,6 +143,10 @@ func newMetrics(e *Engine, max int) *metrics {
 		tracked: prometheus.NewDesc("kubecause_tracked_events", "Live Events held in the compact state.", nil, nil),
 		synced:  prometheus.NewDesc("kubecause_synced", "1 once the initial list of Events has been read.", nil, nil),
 	}
+	m.watchUp = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "kubecause_watch_up",
+		Help: "1 while the last list or watch of Events succeeded, 0 while the apiserver cannot be reached.",
+	}, func() float64 { return float64(m.up.Load()) })
 	m.opAdd, m.opUpdate = m.notifications.WithLabelValues("add"), m.notifications.WithLabelValues("update")
 	m.opDelete, m.opRelist = m.notifications.WithLabelValues("delete"), m.notifications.WithLabelValues("relist")
 	m.ruleKnown = map[classification]prometheus.Counter{}
@@ -231,15 +229,11 @@ func (m *metrics) affect(v viewKey) {
 	c.Inc()
 }
 
-// setUp sets kubecause_watch_up (0 or 1) when it changes.
+// setUp sets kubecause_watch_up (0 or 1). It writes only on a change: every notification calls it.
 func (m *metrics) setUp(v uint32) {
-	if m.upNow.Load() == v {
-		return
+	if m.up.Load() != v {
+		m.up.Store(v)
 	}
-	m.upMu.Lock()
-	defer m.upMu.Unlock()
-	m.upNow.Store(v)
-	m.watchUp.Set(float64(v))
 }
 
 // observeLag records processing lag and the newest event time. Called with Engine.mu held.
