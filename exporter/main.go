@@ -374,7 +374,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 
 // gcPercent is kubecause's GOGC. The default of 100 lets the heap grow to twice what is live
 // before a collection; kubecause's live heap is small and mostly pointer-free (the per-Event
-// records), so collecting at +25 % costs little CPU (the mark workers are ~6 % of its CPU at 240
+// records), so collecting at +25 % costs little CPU (the mark workers are ~7 % of its CPU at 240
 // Event writes/s, measured with pprof) and keeps RSS at 1.25 × the live heap instead of 2 × — at
 // start-up too, where every decoded Event of the initial list is garbage as soon as it is counted
 // (docs/performance.md).
