@@ -372,14 +372,6 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	return 0
 }
 
-// gcPercent is kubecause's GOGC. The default of 100 lets the heap grow to twice what is live
-// before a collection; kubecause's live heap is small and mostly pointer-free (the per-Event
-// records), so collecting at +25 % costs little CPU (the mark workers are ~7 % of its CPU at 240
-// Event writes/s, measured with pprof) and keeps RSS at 1.25 × the live heap instead of 2 × — at
-// start-up too, where every decoded Event of the initial list is garbage as soon as it is counted
-// (docs/performance.md).
-const gcPercent = 25
-
 // setMemoryLimit sets the Go memory limit to ratio × the limit the provider reports (the
 // container's cgroup limit), as Prometheus does with --auto-gomemlimit: near the container's
 // limit the GC works harder instead of letting the process be OOM-killed — at a restart during
@@ -393,13 +385,6 @@ func setMemoryLimit(ratio float64, provider memlimit.Provider, logger *slog.Logg
 		return 0
 	}
 	return limit
-}
-
-// setGCPercent applies gcPercent unless the user set GOGC.
-func setGCPercent() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
 }
 
 func startChecks(ctx context.Context, cfg *istiod.Config, client kube.Client, reg *prometheus.Registry, logger *slog.Logger) error {
