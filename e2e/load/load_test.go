@@ -68,26 +68,23 @@ func ints(env, def string) []int {
 }
 
 func loadSettings() settings {
-	s := settings{
+	// one is the first positive integer of env, or def.
+	one := func(env string, def int) int {
+		if v := ints(env, ""); len(v) > 0 {
+			return v[0]
+		}
+		return def
+	}
+	return settings{
 		sizes:      ints("LOAD_SIZES", "1000,10000,50000"),
 		rates:      ints("LOAD_RATES", "200,1000"),
-		seconds:    20,
-		workers:    16,
-		lagWorkers: 128,
+		seconds:    one("LOAD_SECONDS", 20),
+		workers:    one("LOAD_WORKERS", 16),
+		lagWorkers: one("LOAD_LAG_WORKERS", 128),
 		lag:        os.Getenv("LOAD_LAG") != "0",
 		out:        os.Getenv("LOAD_OUT"),
 		kcEnv:      strings.Fields(os.Getenv("KUBECAUSE_ENV")),
 	}
-	if n, err := strconv.Atoi(os.Getenv("LOAD_SECONDS")); err == nil && n > 0 {
-		s.seconds = n
-	}
-	if n, err := strconv.Atoi(os.Getenv("LOAD_WORKERS")); err == nil && n > 0 {
-		s.workers = n
-	}
-	if n, err := strconv.Atoi(os.Getenv("LOAD_LAG_WORKERS")); err == nil && n > 0 {
-		s.lagWorkers = n
-	}
-	return s
 }
 
 // selectors are kubecause's default watches (--events.field-selector=type=Warning and the
