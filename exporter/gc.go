@@ -83,7 +83,7 @@ type gcSentinel struct {
 }
 
 // afterEveryGC runs f after every collection, in the runtime's cleanup goroutine: each
-// collection finds the previous sentinel unreachable, and f arms the next.
+// collection finds the current sentinel unreachable, and its cleanup runs f and arms the next.
 func afterEveryGC(f func()) {
 	runtime.AddCleanup(&gcSentinel{}, func(struct{}) {
 		f()
