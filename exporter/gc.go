@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync"
 )
 
 // gcPercent is kubecause's GOGC. The default of 100 lets the heap grow to twice what is live
@@ -35,13 +34,12 @@ func setGCPercent() {
 }
 
 // gcTuner derives GOGC from the live heap: base percent, raised so that the headroom is at least
-// min bytes.
+// min bytes. Its calls are serial: one before afterEveryGC is armed, then one per collection, each
+// from the cleanup of a sentinel the previous call's cleanup armed.
 type gcTuner struct {
 	base int
 	min  uint64
-
-	mu  sync.Mutex
-	cur int
+	cur  int // the GOGC last set (0: none yet)
 }
 
 func (t *gcTuner) percent(live uint64) int {
@@ -56,8 +54,6 @@ func (t *gcTuner) percent(live uint64) int {
 
 // apply sets GOGC when it moves by more than a tenth (setting it takes the heap lock).
 func (t *gcTuner) apply(p int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.cur != 0 && p*10 >= t.cur*9 && p*10 <= t.cur*11 {
 		return
 	}
@@ -75,12 +71,9 @@ func liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// gcSentinel is what afterEveryGC hangs its cleanup on: large enough, and holding a pointer, so
-// that it is not batched into a tiny allocation that other objects keep alive.
-type gcSentinel struct {
-	next *gcSentinel
-	_    [16]byte
-}
+// gcSentinel is what afterEveryGC hangs its cleanup on: 16 bytes, so that it is not batched into a
+// tiny allocation (those are under 16 bytes) that other objects keep alive.
+type gcSentinel struct{ _ [16]byte }
 
 // afterEveryGC runs f after every collection, in the runtime's cleanup goroutine: each
 // collection finds the current sentinel unreachable, and its cleanup runs f and arms the next.
