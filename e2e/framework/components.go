@@ -14,7 +14,7 @@ import (
 )
 
 // KSMResources are the kube-state-metrics resources the mixin reads.
-const KSMResources = "pods,persistentvolumeclaims,services,endpoints,nodes"
+const KSMResources = "pods,persistentvolumeclaims,services,endpoints,nodes,replicasets,deployments,daemonsets,statefulsets"
 
 // Component is a started child process with the address it serves on.
 type Component struct {

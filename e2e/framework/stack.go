@@ -32,6 +32,9 @@ type StackOptions struct {
 	AlertmanagerListen string
 	// Cluster is the `cluster` label Prometheus adds to every scraped series ("" = "e2e").
 	Cluster string
+	// RealNode adds kube-controller-manager, kube-scheduler and one real node (containerd,
+	// runc, CNI bridge, kubelet) with the test images imported, so Kubernetes writes the Events.
+	RealNode bool
 	// Logf reports progress (nil: silent).
 	Logf func(format string, args ...any)
 }
@@ -39,16 +42,22 @@ type StackOptions struct {
 // Stack is the whole chain: apiserver+etcd, kube-state-metrics, kubecause, Prometheus,
 // Alertmanager and the webhook receiver.
 type Stack struct {
-	Opts         StackOptions
-	Bin          Binaries
-	LogDir       string
-	Cluster      *Cluster
-	Objects      Objects
-	KSM          *Component
-	Kubecause    []*Kubecause
-	Prometheus   *Prometheus
-	Alertmanager *Component
-	Webhook      *Webhook
+	Opts    StackOptions
+	Bin     Binaries
+	LogDir  string
+	Cluster *Cluster
+	Objects Objects
+	KSM     *Component
+	// Controllers and Node run with RealNode; Pause and Testapp are the images on the node.
+	Controllers    *Controllers
+	Node           *Node
+	Pause, Testapp TestImage
+	// Registry is open, AuthRegistry needs basic auth; both hold the test image.
+	Registry, AuthRegistry *Registry
+	Kubecause              []*Kubecause
+	Prometheus             *Prometheus
+	Alertmanager           *Component
+	Webhook                *Webhook
 	// OriginalFor maps alert names to the `for` of the mixin when MaxFor shortened it.
 	OriginalFor map[string]string
 	// StartupTime is how long StartStack took.
@@ -103,6 +112,12 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.logf("kube-apiserver %s + etcd up at %s in %s", KubeVersion, s.Cluster.Config.Host, time.Since(t).Round(time.Millisecond))
+
+	if o.RealNode {
+		if err := s.startRealNode(ctx); err != nil {
+			return nil, err
+		}
+	}
 
 	t = time.Now()
 	if s.KSM, err = StartKubeStateMetrics(s.Bin.KubeStateMetrics, s.Cluster.KubeconfigPath, s.LogDir); err != nil {
@@ -166,6 +181,53 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	return s, nil
 }
 
+// startRealNode starts the controllers, builds the test images and starts the node.
+func (s *Stack) startRealNode(ctx context.Context) error {
+	b, err := FindNodeBinaries()
+	if err != nil {
+		return err
+	}
+	t := time.Now()
+	if s.Controllers, err = StartControllers(b, s.Cluster, s.LogDir); err != nil {
+		return err
+	}
+	s.logf("kube-controller-manager and kube-scheduler %s up in %s", KubeVersion, time.Since(t).Round(time.Millisecond))
+	t = time.Now()
+	if s.Pause, s.Testapp, err = BuildTestImages(filepath.Join(s.Opts.WorkDir, "images")); err != nil {
+		return err
+	}
+	s.Node, err = StartNode(ctx, b, s.Cluster, NodeOptions{
+		Dir:          filepath.Join(s.Opts.WorkDir, "node"),
+		LogDir:       s.LogDir,
+		Images:       []string{s.Pause.Tarball, s.Testapp.Tarball},
+		SandboxImage: PauseImage,
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		dst        **Registry
+		name, user string
+	}{{&s.Registry, "registry", ""}, {&s.AuthRegistry, "registry-auth", "kubecause"}} {
+		pw := ""
+		if r.user != "" {
+			pw = "e2e-only-password"
+		}
+		if *r.dst, err = StartRegistry(filepath.Join(s.Opts.WorkDir, r.name), s.LogDir, r.name, r.user, pw); err != nil {
+			return err
+		}
+		if _, err := (*r.dst).Push(s.Testapp, "kubecause/testapp:e2e"); err != nil {
+			return err
+		}
+		if err := s.Node.TrustRegistry((*r.dst).Addr); err != nil {
+			return err
+		}
+	}
+	s.logf("node %s Ready (kubelet %s, containerd + runc, CNI bridge %s on %s) in %s",
+		s.Node.Name, KubeletVersion, s.Node.Bridge, s.Node.PodSubnet, time.Since(t).Round(time.Millisecond))
+	return nil
+}
+
 // checkRulesHealthy waits until every rule has been evaluated once and none is unhealthy.
 func (s *Stack) checkRulesHealthy(ctx context.Context, expectRules bool) error {
 	var bad []string
@@ -217,6 +279,15 @@ func (s *Stack) Stop() {
 	if s.KSM != nil {
 		_ = s.KSM.Stop()
 	}
+	if s.Node != nil {
+		s.Node.Stop()
+	}
+	for _, r := range []*Registry{s.Registry, s.AuthRegistry} {
+		if r != nil {
+			_ = r.Stop()
+		}
+	}
+	s.Controllers.Stop()
 	if s.Cluster != nil {
 		_ = s.Cluster.Stop()
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian packages: listed once here, installed only when missing.
 set -euo pipefail
-pkgs=(prometheus prometheus-alertmanager etcd-server)
+# containerd, runc, CNI plugins, iproute2 (ip netns) and docker-registry run the real node (hack/node/).
+pkgs=(prometheus prometheus-alertmanager etcd-server containerd runc containernetworking-plugins iproute2 docker-registry apache2-utils)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -12,6 +13,6 @@ echo "installing Debian packages: ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The packages start services of their own; the tests start their own instances.
-for s in prometheus prometheus-alertmanager etcd prometheus-node-exporter; do
+for s in prometheus prometheus-alertmanager etcd prometheus-node-exporter containerd docker-registry; do
 	$SUDO systemctl disable --now "$s" >/dev/null 2>&1 || $SUDO service "$s" stop >/dev/null 2>&1 || true
 done

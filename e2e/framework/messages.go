@@ -1,0 +1,105 @@
+package framework
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// RealMessage is one distinct Event message a real component wrote on the real node.
+type RealMessage struct {
+	Reason    string `json:"reason"`
+	Type      string `json:"type"`
+	Component string `json:"component"`
+	Kind      string `json:"kind"`
+	Message   string `json:"message"`
+	// Cause is assigned by a person reading the message ("TODO" until then); the classifier's
+	// golden test holds kubecause to it.
+	Cause string `json:"cause"`
+	// Kubecause is kubecause's cause when recorded (not stored).
+	Kubecause string `json:"-"`
+}
+
+// RealMessages is the fixture file: the components' versions and the messages.
+type RealMessages struct {
+	Versions map[string]string `json:"versions"`
+	Messages []RealMessage     `json:"messages"`
+}
+
+// InterestingNormal reports the Normal reasons worth keeping: the ones that say something is
+// wrong (kubecause counts some of them by default).
+func InterestingNormal(reason string) bool {
+	switch reason {
+	case "BackOff", "SandboxChanged", "FailedBinding", "NodeNotReady", "Killing", "NodeHasDiskPressure",
+		"NodeHasInsufficientMemory", "NodeHasInsufficientPID", "Rebooted", "NodeNotSchedulable":
+		return true
+	}
+	return false
+}
+
+// variable masks what differs between two runs of the same scenario: hex IDs, UUIDs, IP
+// addresses, ports, pod name suffixes and numbers.
+var variable = regexp.MustCompile(`[0-9a-f]{12,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+(\.\d+){3}(:\d+)?|-[a-z0-9]{5,10}(-[a-z0-9]{5})?\b|\d+`)
+
+func messageKey(m RealMessage) string {
+	return strings.Join([]string{m.Type, m.Reason, m.Component, m.Kind, variable.ReplaceAllString(m.Message, "#")}, "\x00")
+}
+
+// DistinctMessages keeps the first message of each (type, reason, component, kind, masked text).
+func DistinctMessages(in []RealMessage) []RealMessage {
+	seen := map[string]bool{}
+	var out []RealMessage
+	for _, m := range in {
+		k := messageKey(m)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// MergeRealMessages adds the messages not yet in the fixture at path (by masked text) with
+// cause TODO, keeps every existing entry and its cause, records versions, and returns how many
+// were added.
+func MergeRealMessages(path string, msgs []RealMessage, versions map[string]string) (int, error) {
+	var f RealMessages
+	if b, err := os.ReadFile(path); err == nil {
+		if err := yaml.UnmarshalStrict(b, &f); err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return 0, err
+	}
+	seen := map[string]bool{}
+	for _, m := range f.Messages {
+		seen[messageKey(m)] = true
+	}
+	added := 0
+	for _, m := range msgs {
+		if seen[messageKey(m)] {
+			continue
+		}
+		seen[messageKey(m)] = true
+		m.Cause = "TODO"
+		f.Messages = append(f.Messages, m)
+		added++
+	}
+	if f.Versions == nil {
+		f.Versions = map[string]string{}
+	}
+	for k, v := range versions {
+		f.Versions[k] = v
+	}
+	out, err := yaml.Marshal(f)
+	if err != nil {
+		return 0, err
+	}
+	header := "# Real Event messages written by real components on the e2e real node (docs/e2e.md), byte for\n" +
+		"# byte. Regenerate with `make real-messages`: new messages arrive with cause TODO, for a person\n" +
+		"# to assign; the classifier's golden test (exporter/causes) holds the cause table to them.\n"
+	return added, os.WriteFile(path, append([]byte(header), out...), 0o644)
+}

@@ -1,0 +1,668 @@
+package framework
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Versions of the real node's components (hack/deps/25-node-tools.sh, Debian packages).
+const (
+	KubeletVersion = "v1.35.4"
+	// podSubnets is where each node's CNI bridge range comes from: a /24 of 198.18.0.0/15
+	// (set aside for benchmarking test networks), picked at random so a bridge left behind by a
+	// killed run cannot shadow the next run's routes. Pod IPs live only inside the network
+	// namespaces the CNI creates for the test's pods, which get no default route.
+	podSubnetFormat = "198.18.%d.0/24"
+)
+
+// liveNodes are the nodes started and not yet stopped, for StopAllNodes.
+var liveNodes sync.Map
+
+// StopAllNodes stops every node still running (a test binary interrupted by Ctrl-C or SIGTERM
+// calls it before exiting, so nothing is left behind).
+func StopAllNodes() {
+	liveNodes.Range(func(k, _ any) bool {
+		k.(*Node).Stop()
+		return true
+	})
+}
+
+// NodeBinaries are the executables of the real node and of the controllers.
+type NodeBinaries struct {
+	ControllerManager string
+	Scheduler         string
+	Kubelet           string
+	Containerd        string
+	Runc              string
+	Ctr               string
+	CNIDir            string
+}
+
+// FindNodeBinaries locates the node's binaries; it fails with what is missing.
+func FindNodeBinaries() (NodeBinaries, error) {
+	b := NodeBinaries{
+		ControllerManager: firstExecutable(os.Getenv("KUBE_CONTROLLER_MANAGER_BIN"), filepath.Join(CacheDir(), "bin", "kube-controller-manager-"+KubeVersion)),
+		Scheduler:         firstExecutable(os.Getenv("KUBE_SCHEDULER_BIN"), filepath.Join(CacheDir(), "bin", "kube-scheduler-"+KubeVersion)),
+		Kubelet:           firstExecutable(os.Getenv("KUBELET_BIN"), filepath.Join(CacheDir(), "bin", "kubelet-"+KubeletVersion)),
+		Containerd:        firstExecutable("containerd"),
+		Runc:              firstExecutable("runc"),
+		Ctr:               firstExecutable("ctr"),
+		CNIDir:            "/usr/lib/cni",
+	}
+	var missing []string
+	for name, p := range map[string]string{
+		"kube-controller-manager (hack/deps/20-e2e-tools.sh)":        b.ControllerManager,
+		"kube-scheduler (hack/deps/20-e2e-tools.sh)":                 b.Scheduler,
+		"kubelet (hack/deps/25-node-tools.sh)":                       b.Kubelet,
+		"containerd (Debian containerd)":                             b.Containerd,
+		"runc (Debian runc)":                                         b.Runc,
+		"ctr (Debian containerd)":                                    b.Ctr,
+		"the CNI bridge plugin (Debian containernetworking-plugins)": firstExecutable(filepath.Join(b.CNIDir, "bridge")),
+		"ip (Debian iproute2)":                                       firstExecutable("ip"),
+	} {
+		if p == "" {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		return b, fmt.Errorf("missing: %s (make deps)", strings.Join(missing, ", "))
+	}
+	return b, nil
+}
+
+// NodeHostSupported says why this host cannot run the real node (nil when it can): the
+// kubelet and containerd need root, cgroups and network namespaces. Missing binaries are not
+// the host's fault: StartStack reports them (make deps builds them).
+func NodeHostSupported() error {
+	if os.Geteuid() != 0 {
+		return errors.New("not root: the kubelet and containerd need root")
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err != nil {
+		if _, err2 := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err2 != nil {
+			return errors.New("no memory cgroup (neither cgroup v1 nor v2) at /sys/fs/cgroup")
+		}
+	}
+	if _, err := os.Stat("/proc/self/ns/net"); err != nil {
+		return errors.New("no network namespaces")
+	}
+	return nil
+}
+
+// Controllers are kube-controller-manager and kube-scheduler of the apiserver's release.
+type Controllers struct {
+	ControllerManager *Component
+	Scheduler         *Component
+}
+
+// StartControllers runs kube-controller-manager (every controller, no cloud provider) and
+// kube-scheduler against the cluster, on 127.0.0.1, and waits for their /healthz.
+func StartControllers(b NodeBinaries, c *Cluster, logDir string) (*Controllers, error) {
+	kcmPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	schedPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	kcm := NewProcess("kube-controller-manager", logDir, b.ControllerManager,
+		"--kubeconfig="+c.KubeconfigPath,
+		"--authentication-kubeconfig="+c.KubeconfigPath,
+		"--authorization-kubeconfig="+c.KubeconfigPath,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", kcmPort),
+		"--service-account-private-key-file="+filepath.Join(c.Dir, "apiserver", "sa-signer.key"),
+		"--use-service-account-credentials=false",
+		"--controllers=*",
+		// NodeNotReady within seconds of the kubelet stopping (the default grace is 50 s).
+		"--node-monitor-grace-period=20s",
+		"--node-monitor-period=2s",
+		"--v=1")
+	sched := NewProcess("kube-scheduler", logDir, b.Scheduler,
+		"--kubeconfig="+c.KubeconfigPath,
+		"--authentication-kubeconfig="+c.KubeconfigPath,
+		"--authorization-kubeconfig="+c.KubeconfigPath,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", schedPort),
+		"--v=1")
+	ctl := &Controllers{
+		ControllerManager: &Component{Process: kcm, Addr: fmt.Sprintf("127.0.0.1:%d", kcmPort)},
+		Scheduler:         &Component{Process: sched, Addr: fmt.Sprintf("127.0.0.1:%d", schedPort)},
+	}
+	for _, comp := range []*Component{ctl.ControllerManager, ctl.Scheduler} {
+		if err := comp.Start(); err != nil {
+			ctl.Stop()
+			return nil, err
+		}
+	}
+	for _, comp := range []*Component{ctl.ControllerManager, ctl.Scheduler} {
+		if err := waitHTTPS("https://"+comp.Addr+"/healthz", 90*time.Second, comp.Process); err != nil {
+			ctl.Stop()
+			return nil, err
+		}
+	}
+	return ctl, nil
+}
+
+// Stop stops both controllers.
+func (c *Controllers) Stop() {
+	if c == nil {
+		return
+	}
+	for _, comp := range []*Component{c.Scheduler, c.ControllerManager} {
+		if comp != nil {
+			_ = comp.Stop()
+		}
+	}
+}
+
+// waitHTTPS polls a component's self-signed https endpoint until it answers 200.
+func waitHTTPS(url string, timeout time.Duration, p *Process) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		// The components serve a self-signed certificate on 127.0.0.1; only /healthz is read.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec
+	}}
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		if p != nil && !p.Running() {
+			return fmt.Errorf("%s exited while waiting for %s; log:\n%s", p.Name, url, p.Log(4000))
+		}
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("status %s", resp.Status)
+		}
+		last = err
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready after %s: %v", url, timeout, last)
+}
+
+// Node is one real node: containerd with runc and a CNI bridge, and a kubelet registered with
+// the cluster. Everything it makes lives under Dir and is removed by Stop.
+type Node struct {
+	Name   string
+	Dir    string
+	Bin    NodeBinaries
+	Socket string
+	// Bridge is the CNI bridge's interface name and PodSubnet its range (unique per node).
+	Bridge, PodSubnet string
+	// ManifestDir is the kubelet's staticPodPath.
+	ManifestDir string
+	// RegistryHosts is containerd's registry config_path (hosts.toml per registry).
+	RegistryHosts string
+
+	cluster    *Cluster
+	logDir     string
+	containerd *Process
+	kubelet    *Process
+	kubeletCfg string
+	healthz    string
+}
+
+// NodeOptions configure StartNode.
+type NodeOptions struct {
+	Name   string // node name ("" = "kubecause-node")
+	Dir    string // work directory (required)
+	LogDir string // containerd.log, kubelet.log
+	// Images are image tarballs imported into containerd before the kubelet starts.
+	Images []string
+	// SandboxImage is the pause image's reference (it must be among Images).
+	SandboxImage string
+}
+
+// StartNode starts containerd and the kubelet and waits until the Node is Ready.
+// On error, what was started is stopped and cleaned up.
+func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (_ *Node, err error) {
+	if o.Name == "" {
+		o.Name = "kubecause-node"
+	}
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	n := &Node{
+		Name:          o.Name,
+		Dir:           o.Dir,
+		Bin:           b,
+		Socket:        filepath.Join(o.Dir, "containerd", "containerd.sock"),
+		Bridge:        "kcbr" + hex.EncodeToString(suffix),
+		PodSubnet:     fmt.Sprintf(podSubnetFormat, suffix[0]),
+		ManifestDir:   filepath.Join(o.Dir, "manifests"),
+		RegistryHosts: filepath.Join(o.Dir, "containerd", "certs.d"),
+		cluster:       c,
+		logDir:        o.LogDir,
+	}
+	liveNodes.Store(n, true)
+	defer func() {
+		if err != nil {
+			n.Stop()
+		}
+	}()
+	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "kubelet", "manifests"} {
+		if err := os.MkdirAll(filepath.Join(o.Dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := n.writeCNIConfig(n.PodSubnet); err != nil {
+		return nil, err
+	}
+	if err := n.startContainerd(o.SandboxImage); err != nil {
+		return nil, err
+	}
+	for _, img := range o.Images {
+		if out, err := n.ctr("images", "import", "--all-platforms", img); err != nil {
+			return nil, fmt.Errorf("importing %s into containerd: %v: %s", img, err, out)
+		}
+	}
+	if err := n.startKubelet(); err != nil {
+		return nil, err
+	}
+	if err := n.WaitReady(ctx, 120*time.Second); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// ctr runs containerd's ctr against this node's socket in the CRI namespace.
+func (n *Node) ctr(args ...string) (string, error) {
+	cmd := exec.Command(n.Bin.Ctr, append([]string{"--address", n.Socket, "--namespace", "k8s.io"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// writeCNIConfig writes the bridge + host-local network with the given subnet. containerd
+// reloads it when it changes.
+func (n *Node) writeCNIConfig(subnet string) error {
+	conf := fmt.Sprintf(`{
+  "cniVersion": "0.4.0",
+  "name": "kubecause-e2e",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": %q,
+      "isGateway": true,
+      "ipMasq": false,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": %q}]],
+        "dataDir": %q
+      }
+    }
+  ]
+}
+`, n.Bridge, subnet, filepath.Join(n.Dir, "cni", "ipam"))
+	return os.WriteFile(filepath.Join(n.Dir, "cni", "net.d", "10-kubecause.conflist"), []byte(conf), 0o644)
+}
+
+// SetPodSubnet replaces the CNI range (seed S13: a range with no free address left).
+func (n *Node) SetPodSubnet(subnet string) error { return n.writeCNIConfig(subnet) }
+
+func (n *Node) startContainerd(sandboxImage string) error {
+	cfg := fmt.Sprintf(`version = 2
+root = %q
+state = %q
+
+[grpc]
+  address = %q
+
+[ttrpc]
+  address = %q
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %q
+  # The sandbox of the tests cannot lower oom_score_adj (no CAP_SYS_RESOURCE).
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = %q
+    conf_dir = %q
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %q
+`,
+		filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
+		n.Socket, n.Socket+".ttrpc", sandboxImage,
+		n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
+	path := filepath.Join(n.Dir, "containerd", "config.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		return err
+	}
+	n.containerd = NewProcess("containerd", n.logDir, n.Bin.Containerd, "--config", path)
+	if err := n.containerd.Start(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := n.ctr("version"); err == nil {
+			return nil
+		}
+		if !n.containerd.Running() {
+			return fmt.Errorf("containerd exited; log:\n%s", n.containerd.Log(4000))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("containerd not answering on %s after 30 s; log:\n%s", n.Socket, n.containerd.Log(4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TrustRegistry makes containerd reach host ("127.0.0.1:port") over plain HTTP.
+func (n *Node) TrustRegistry(host string) error {
+	dir := filepath.Join(n.RegistryHosts, host)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	conf := fmt.Sprintf("server = \"http://%s\"\n\n[host.\"http://%s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", host, host)
+	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(conf), 0o644)
+}
+
+func (n *Node) startKubelet() error {
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	hport, err := FreePort()
+	if err != nil {
+		return err
+	}
+	n.healthz = fmt.Sprintf("http://127.0.0.1:%d/healthz", hport)
+	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+containerRuntimeEndpoint: unix://%s
+address: 127.0.0.1
+port: %d
+healthzBindAddress: 127.0.0.1
+healthzPort: %d
+readOnlyPort: 0
+staticPodPath: %s
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+serializeImagePulls: false
+# Faster status reports so the tests poll less; the semantics are the kubelet's own.
+nodeStatusUpdateFrequency: 4s
+syncFrequency: 5s
+fileCheckFrequency: 2s
+evictionPressureTransitionPeriod: 10s
+`, n.Socket, port, hport, n.ManifestDir)
+	n.kubeletCfg = filepath.Join(n.Dir, "kubelet", "config.yaml")
+	if err := os.WriteFile(n.kubeletCfg, []byte(cfg), 0o644); err != nil {
+		return err
+	}
+	return n.StartKubelet()
+}
+
+// StartKubelet starts (or restarts) the kubelet with the node's configuration.
+func (n *Node) StartKubelet() error {
+	n.kubelet = NewProcess("kubelet", n.logDir, n.Bin.Kubelet,
+		"--config="+n.kubeletCfg,
+		"--kubeconfig="+n.cluster.KubeconfigPath,
+		"--root-dir="+filepath.Join(n.Dir, "kubelet"),
+		"--cert-dir="+filepath.Join(n.Dir, "kubelet", "pki"),
+		"--hostname-override="+n.Name,
+		"--node-ip=127.0.0.1",
+		"--v=1")
+	if err := n.kubelet.Start(); err != nil {
+		return err
+	}
+	return WaitHTTP(n.healthz, 90*time.Second, n.kubelet)
+}
+
+// StopKubelet stops the kubelet (seed S17); pods keep running in containerd.
+func (n *Node) StopKubelet() error {
+	if n.kubelet == nil {
+		return nil
+	}
+	return n.kubelet.Stop()
+}
+
+// WaitReady waits until the Node reports Ready.
+func (n *Node) WaitReady(ctx context.Context, timeout time.Duration) error {
+	err := Poll(ctx, timeout, func() (bool, error) {
+		if n.kubelet != nil && !n.kubelet.Running() {
+			return false, fmt.Errorf("kubelet exited; log:\n%s", n.kubelet.Log(6000))
+		}
+		node, err := n.cluster.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("node %s not Ready: %w", n.Name, err)
+	}
+	return nil
+}
+
+// Versions reports the node's component versions as the Node object and the binaries say.
+func (n *Node) Versions(ctx context.Context) map[string]string {
+	v := map[string]string{"kubelet": KubeletVersion}
+	if node, err := n.cluster.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{}); err == nil {
+		v["kubelet"] = node.Status.NodeInfo.KubeletVersion
+		v["containerRuntime"] = node.Status.NodeInfo.ContainerRuntimeVersion
+		v["kernel"] = node.Status.NodeInfo.KernelVersion
+	}
+	if out, err := exec.Command(n.Bin.Runc, "--version").Output(); err == nil {
+		v["runc"] = strings.TrimPrefix(strings.SplitN(string(out), "\n", 2)[0], "runc version ")
+	}
+	return v
+}
+
+// Stop removes everything the node made, in an order that leaves nothing behind: the
+// kubelet, every container and sandbox (so the shims exit), containerd, mounts under Dir, the
+// CNI network namespaces and bridge, and the kubelet's pod cgroups. Safe on a partial node.
+func (n *Node) Stop() {
+	defer liveNodes.Delete(n)
+	if n.kubelet != nil {
+		_ = n.kubelet.Stop()
+	}
+	if n.containerd != nil && n.containerd.Running() {
+		n.removeAllContainers()
+		_ = n.containerd.Stop()
+	}
+	n.killShims()
+	unmountUnder(n.Dir)
+	n.removeNetwork()
+	removePodCgroups()
+}
+
+// removeAllContainers kills every task in the CRI namespace and deletes it, so the shims and
+// the network namespaces are released through the runtime first.
+func (n *Node) removeAllContainers() {
+	out, err := n.ctr("tasks", "list", "-q")
+	if err == nil {
+		for _, id := range strings.Fields(out) {
+			_, _ = n.ctr("tasks", "kill", "--signal", "SIGKILL", id)
+		}
+		for _, id := range strings.Fields(out) {
+			for i := 0; i < 50; i++ {
+				if _, err := n.ctr("tasks", "delete", "--force", id); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+	if out, err := n.ctr("containers", "list", "-q"); err == nil {
+		for _, id := range strings.Fields(out) {
+			_, _ = n.ctr("containers", "delete", id)
+		}
+	}
+}
+
+// killShims kills the containerd shims (and their containers) started for this node: their
+// command line names this node's socket.
+func (n *Node) killShims() {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmd, "containerd-shim") && strings.Contains(cmd, n.Socket) {
+			var pid int
+			if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+// unmountUnder lazily unmounts every mount point below dir, deepest first.
+func unmountUnder(dir string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMount(f[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			points = append(points, mp)
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	for _, mp := range points {
+		_ = syscall.Unmount(mp, syscall.MNT_DETACH)
+	}
+}
+
+// unescapeMount undoes /proc/self/mountinfo's octal escapes (\040 for a space, …).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var c int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%o", &c); err == nil {
+				b.WriteByte(byte(c))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// removeNetwork deletes the CNI network namespaces whose veth hangs on this node's bridge,
+// then the bridge.
+func (n *Node) removeNetwork() {
+	ip := firstExecutable("ip")
+	if ip == "" {
+		return
+	}
+	if out, err := exec.Command(ip, "netns", "list").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 || !strings.HasPrefix(f[0], "cni-") {
+				continue
+			}
+			// Only namespaces of this node: they hold an address of the pod subnet and their
+			// peer interface is enslaved to this node's bridge.
+			if n.netnsOnBridge(f[0]) {
+				_ = exec.Command(ip, "netns", "del", f[0]).Run()
+			}
+		}
+	}
+	_ = exec.Command(ip, "link", "del", n.Bridge).Run()
+}
+
+// netnsOnBridge reports whether the namespace's eth0 peer is a port of this node's bridge.
+func (n *Node) netnsOnBridge(ns string) bool {
+	out, err := exec.Command("ip", "-n", ns, "-o", "link", "show", "eth0").Output()
+	if err != nil {
+		// An empty namespace left by a failed sandbox: nothing of anyone else's.
+		return true
+	}
+	// "2: eth0@if7: …": 7 is the host-side peer's index.
+	s := string(out)
+	i := strings.Index(s, "@if")
+	if i < 0 {
+		return false
+	}
+	var idx int
+	if _, err := fmt.Sscanf(s[i+3:], "%d", &idx); err != nil {
+		return false
+	}
+	master, err := os.Readlink(fmt.Sprintf("/sys/class/net/%s", ifaceByIndex(idx)) + "/master")
+	return err == nil && filepath.Base(master) == n.Bridge
+}
+
+func ifaceByIndex(idx int) string {
+	entries, _ := os.ReadDir("/sys/class/net")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/sys/class/net", e.Name(), "ifindex"))
+		if err == nil && strings.TrimSpace(string(b)) == fmt.Sprint(idx) {
+			return e.Name()
+		}
+	}
+	return ""
+}
+
+// removePodCgroups removes the kubelet's kubepods cgroups (leaves first) once no process is
+// left in them.
+func removePodCgroups() {
+	roots, _ := filepath.Glob("/sys/fs/cgroup/*/kubepods")
+	if st, err := os.Stat("/sys/fs/cgroup/kubepods"); err == nil && st.IsDir() {
+		roots = append(roots, "/sys/fs/cgroup/kubepods")
+	}
+	for _, root := range roots {
+		var dirs []string
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+		for _, d := range dirs {
+			_ = syscall.Rmdir(d)
+		}
+	}
+}
