@@ -13,7 +13,7 @@ LDFLAGS := -X github.com/prometheus/common/version.Version=$(VERSION) \
 export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
 BIN := bin/kubecause
 
-.PHONY: all build deps test unit lint generate check-generated bench e2e demo image clean
+.PHONY: all build deps test unit lint generate check-generated bench e2e real-messages demo image clean
 
 all: build
 
@@ -45,6 +45,9 @@ bench: ## in-process benchmarks (benchstat-friendly)
 
 e2e: deps build ## end-to-end tests on real components (127.0.0.1 only)
 	@if [ -x hack/e2e.sh ]; then hack/e2e.sh; else echo "no e2e harness yet"; fi
+
+real-messages: deps build ## re-record the real node's Event messages into the classifier's fixture (new ones: cause TODO)
+	KUBECAUSE_REAL_MESSAGES=$(CURDIR)/exporter/causes/testdata/real-node.yaml hack/e2e.sh -run 'TestRealNode$$'
 
 demo: deps build ## local control plane + seed scenarios, or KUBECONFIG=... for a real cluster
 	@if [ -x hack/demo.sh ]; then hack/demo.sh; else $(BIN) $(if $(KUBECONFIG),--kubeconfig=$(KUBECONFIG)); fi

@@ -21,6 +21,7 @@ if [ -n "${KUBECONFIG:-}" ]; then
 fi
 export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-assets}
 bash hack/deps/20-e2e-tools.sh
+bash hack/deps/25-node-tools.sh
 mkdir -p bin
 go build -o bin/kubecause-demo ./e2e/demo
 exec bin/kubecause-demo "$@"

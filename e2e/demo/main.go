@@ -1,7 +1,10 @@
 // Command demo runs kubecause's whole chain locally: a kube-apiserver with etcd,
 // kube-state-metrics, kubecause, Prometheus (UI on 127.0.0.1:9090) and Alertmanager
 // (127.0.0.1:9093), plays the seed scenarios in, prints what fired with runbook links, and
-// cleans up on Ctrl-C. hack/demo.sh (make demo) runs it.
+// cleans up on Ctrl-C. On a host that can run a node (root, cgroups), the cluster has a real
+// node with the controllers and the scenarios are real failing pods; elsewhere (or with
+// --no-real-node) the Events are written as the components would write them.
+// hack/demo.sh (make demo) runs it.
 package main
 
 import (
@@ -24,14 +27,22 @@ func main() {
 	maxFor := flag.Duration("alert-for", 10*time.Second, "cap on the alerts' `for` so the demo fires within seconds (0: the mixin's own durations)")
 	wait := flag.Duration("wait", 3*time.Minute, "how long to wait for the expected alerts")
 	exitAfter := flag.Bool("exit", false, "stop after printing what fired instead of waiting for Ctrl-C")
+	realNode := flag.Bool("real-node", true, "run a real node (kubelet, containerd, controllers) when this host can")
 	flag.Parse()
-	if err := run(*prom, *am, *maxFor, *wait, *exitAfter); err != nil {
+	if err := run(*prom, *am, *maxFor, *wait, *exitAfter, *realNode); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter bool) error {
+// demoScenario is what the demo plays: a real scenario or one written as the components would.
+type demoScenario struct {
+	ID, Title string
+	Play      func(context.Context, *framework.Stack) error
+	Alerts    []framework.ExpectedAlert
+}
+
+func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter, realNode bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, err := os.MkdirTemp("", "kubecause-demo-")
@@ -41,11 +52,31 @@ func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter bool) er
 	if maxFor == 0 {
 		maxFor = -1
 	}
-	scenarios := framework.SeedScenarios()
+	if realNode {
+		if err := framework.NodeHostSupported(); err != nil {
+			fmt.Printf("No real node on this host (%v): the Events are written as the components would write them.\n", err)
+			realNode = false
+		}
+	}
+	var scenarios []demoScenario
+	var namespaces []string
+	how := "Events written as the kubelet, controllers and scheduler write them"
+	if realNode {
+		how = "real failing pods: the kubelet, runtime, scheduler and controllers write the Events"
+		for _, sc := range framework.RealScenarios() {
+			scenarios = append(scenarios, demoScenario{sc.ID, sc.Title, sc.Play, sc.Alerts})
+			namespaces = append(namespaces, sc.Namespace)
+		}
+	} else {
+		for _, sc := range framework.SeedScenarios() {
+			scenarios = append(scenarios, demoScenario{sc.ID, sc.Title, sc.Play, sc.Alerts})
+			namespaces = append(namespaces, sc.Namespace)
+		}
+	}
 	logf := func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }
 	fmt.Println("Starting the local chain (logs under " + dir + "/logs):")
 	s, err := framework.StartStack(ctx, framework.StackOptions{
-		WorkDir: dir, Namespaces: framework.Namespaces(scenarios), MaxFor: maxFor, Cluster: "demo",
+		WorkDir: dir, Namespaces: namespaces, MaxFor: maxFor, Cluster: "demo", RealNode: realNode,
 		PrometheusListen: promAddr, AlertmanagerListen: amAddr, Logf: logf,
 	})
 	if err != nil {
@@ -60,12 +91,12 @@ func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter bool) er
 		fmt.Printf("  (alert `for` durations capped at %s for the demo; the mixin's own are 10–15 min)\n", maxFor)
 	}
 
-	fmt.Println("\nPlaying the seed scenarios (Events written as the kubelet, controllers and scheduler write them):")
+	fmt.Printf("\nPlaying the seed scenarios (%s):\n", how)
 	for _, sc := range scenarios {
 		if err := sc.Play(ctx, s); err != nil {
 			return fmt.Errorf("%s: %w", sc.ID, err)
 		}
-		fmt.Printf("  %-4s %s\n", sc.ID, sc.Title)
+		fmt.Printf("  %-9s %s\n", sc.ID, sc.Title)
 	}
 
 	fmt.Printf("\nWaiting up to %s for the alerts to reach Alertmanager …\n", wait)

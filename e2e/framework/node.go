@@ -330,6 +330,9 @@ state = %q
 [ttrpc]
   address = %q
 
+[plugins."io.containerd.internal.v1.opt"]
+  path = %q
+
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = %q
   # The sandbox of the tests cannot lower oom_score_adj (no CAP_SYS_RESOURCE).
@@ -347,7 +350,7 @@ state = %q
     config_path = %q
 `,
 		filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
-		n.Socket, n.Socket+".ttrpc", sandboxImage,
+		n.Socket, n.Socket+".ttrpc", filepath.Join(n.Dir, "containerd", "opt"), sandboxImage,
 		n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
 	path := filepath.Join(n.Dir, "containerd", "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
