@@ -28,13 +28,15 @@ var templateMasks = []struct {
 	re   *regexp.Regexp
 	repl string
 }{
-	// Quoted strings, also when escaped inside an error that was quoted again (\"…\").
-	{regexp.MustCompile(`\\+"(?:[^"\\]|\\[^"])*\\+"`), maskQuoted},
+	// Quoted strings. Those escaped inside an error that was quoted again (\"…\") go first and
+	// leave no quote behind, so the outer string still pairs up.
+	{regexp.MustCompile(`\\+"(?:[^"\\]|\\[^"])*\\+"`), "<q>"},
 	{regexp.MustCompile(`"(?:[^"\\]|\\.)*"`), maskQuoted},
 	// Single quotes only when they open after a non-letter, so "didn't match Pod's" stays.
 	{regexp.MustCompile(`(^|[^\pL])'[^'\n]*'`), "${1}'<q>'"},
 	{regexp.MustCompile(`\bhttps?://[^\s"']+`), maskURL},
-	{regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), maskUID},
+	// UIDs, also glued to a prefix as in cgroup names ("pod<uid>").
+	{regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), maskUID},
 	// Digests and container, sandbox and image IDs: 12 or more hexadecimal digits.
 	{regexp.MustCompile(`(?i)\b(?:sha256:)?[0-9a-f]{12,}\b`), maskHex},
 	{regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?(?:/\d{1,2})?\b`), maskIP},
@@ -71,7 +73,7 @@ func Template(message string) string {
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
-		s = s[:cut]
+		s = strings.TrimRight(s[:cut], " ")
 	}
 	return s
 }
