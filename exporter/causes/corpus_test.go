@@ -13,15 +13,15 @@ const (
 )
 
 // Thresholds the built-in table must keep. The tuning set's are the issue's; the held-back set's
-// are a little under what was measured when it was first scored (docs/causes.md has the figures),
-// so that a rule change that stops generalising fails here.
+// are just under its first, blind score (92.5 % and 92.5 % with table 1.1.0, firstHeldBack in
+// corpusdoc.go): its misses were fixed afterwards, so it must never fall back below that.
 const (
 	minTuningPrecision   = 98.0
 	minTuningCoverage    = 92.0
-	minHeldBackPrecision = 95.0
-	minHeldBackCoverage  = 80.0
+	minHeldBackPrecision = 92.0
+	minHeldBackCoverage  = 92.0
 	// The corpus may grow, never shrink below this.
-	minCorpusLines = 370
+	minCorpusLines = 600
 )
 
 func loadCorpus(t *testing.T, path string) []CorpusLine {
@@ -153,5 +153,13 @@ func itoa(i int) string {
 		if i == 0 {
 			return string(b[n:])
 		}
+	}
+}
+
+// The held-back set is the one firstHeldBack scored: lines may not be added to or dropped from it
+// after the fact (new messages go to the tuning set), or its first score would describe another set.
+func TestHeldBackSetIsTheScoredOne(t *testing.T) {
+	if n := len(loadCorpus(t, heldBackCorpus)); n != firstHeldBack.lines {
+		t.Errorf("heldback.yaml has %d lines, its first score was taken on %d", n, firstHeldBack.lines)
 	}
 }

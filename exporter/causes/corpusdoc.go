@@ -7,6 +7,13 @@ import (
 	"strings"
 )
 
+// firstHeldBack is the held-back set's first and only blind score, taken when the set was complete
+// and before any rule was changed for it (see corpus_test.go for the thresholds derived from it).
+var firstHeldBack = struct {
+	version                                     string
+	lines, named, namedRight, knowable, covered int
+}{version: "1.1.0", lines: 148, named: 93, namedRight: 86, knowable: 93, covered: 86}
+
 // CorpusMarkdown renders the part of docs/causes.md that follows the table's reference: how the
 // table scores on the corpus of real messages (tuning and held-back sets), what it deliberately
 // does not cover, which Normal node Events to count, and how to turn an unclassified message
@@ -28,8 +35,16 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	}
 	w("\nA line is labelled with the cause its message tells, or `none` (not a failure), `unknowable` (a\n")
 	w("failure whose text cannot tell why, e.g. `Failed create pod sandbox.`) or `out_of_scope` (below).\n")
-	w("About a fifth of the lines are **held back** (`heldback.yaml`): they are scored, never tuned on,\n")
-	w("and have no known misses; the rules are written against `tuning.yaml`.\n\n")
+	w("The rules are written against `tuning.yaml`. The %d lines of `heldback.yaml` were **held back**:\n", len(heldBack))
+	w("collected after the rules of table %s were final, labelled before the table saw them, and scored\n", firstHeldBack.version)
+	w("once: precision %.1f %% (%d/%d), specific coverage %.1f %% (%d/%d). That first score is the honest\n",
+		percent(firstHeldBack.namedRight, firstHeldBack.named), firstHeldBack.namedRight, firstHeldBack.named,
+		percent(firstHeldBack.covered, firstHeldBack.knowable), firstHeldBack.covered, firstHeldBack.knowable)
+	w("estimate for messages the table has not seen. Its misses were then fixed in table 1.2.0 (old\n")
+	w("Docker \"image … not found\" wordings, a volume \"already attached to a server\", the old\n")
+	w("attach-detach controller's `Failed to attach volume` under `FailedMount`, AppArmor refusing an exec\n")
+	w("probe, and scheduler messages that also list inter-pod affinity or topology spread), so the held-back\n")
+	w("figures below are no longer blind; the test keeps them from falling under the first score.\n\n")
 	w("- **Precision**: of the lines for which the table names a specific cause, the share where it is\n")
 	w("  the right one (naming a cause for a `none` or `unknowable` line is wrong).\n")
 	w("- **Specific coverage**: of the lines whose message tells a specific cause, the share that get it\n")
@@ -46,7 +61,9 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("`BackoffLimitExceeded`, HPA and Service controller Events): they have their own owners and\n")
 	w("kube-state-metrics signals. Multi-reason scheduler messages get the reason that is not a\n")
 	w("by-design exclusion (volume, then resources, then ports, then selectors and taints), which is the\n")
-	w("order of the scheduling rules.\n")
+	w("order of the scheduling rules; a message that also lists inter-pod (anti-)affinity or topology\n")
+	w("spread, which have no cause of their own, gets the generic `scheduling_failed` rather than a\n")
+	w("partial answer.\n")
 
 	w("\n## Node Events worth counting\n\n")
 	w("Several node causes come from **Normal** Events of the Node object, which a `type=Warning` selector\n")

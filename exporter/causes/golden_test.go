@@ -159,7 +159,7 @@ var goldens = []golden{
 	{"volume node affinity", "FailedScheduling", `0/1 nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`, "scheduling_volume_node_affinity", "scheduling.volume_node_affinity"},
 	{"no nodes", "FailedScheduling", `no nodes available to schedule pods`, "scheduling_no_nodes", "scheduling.no_nodes"},
 	{"host port", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_port_conflict", "scheduling.port_conflict"},
-	{"anti-affinity", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_failed", "scheduling.other"},
+	{"anti-affinity", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_failed", "scheduling.pod_affinity_or_spread"},
 
 	// ---- nothing to classify
 	{"S1 scheduled", "Scheduled", `Successfully assigned istio-system/mspider-mcpc-ckube-remote-5447c5bcfc-25t7t to yl-cluster1`, "unknown", ""},
