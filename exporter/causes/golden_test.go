@@ -31,8 +31,8 @@ var goldens = []golden{
 	{"S8 wait for attach", "FailedMount", `MountVolume.WaitForAttach failed for volume "pvc-0a5c3d8e" : timed out waiting for external-attacher of ebs.csi.aws.com CSI driver to attach volume vol-0abc`, "volume_attach_failed", "volume.attach_failed"},
 	{"S9 subpath after configmap change", "Failed", `Error: failed to create containerd task: OCI runtime create failed: container_linux.go:345: starting container process caused "process_linux.go:424: container init caused \"rootfs_linux.go:58: mounting \\\"/var/lib/kubelet/pods/211d53f4-d08c-11e9-b0a7-b6655eaf02a6/volume-subpaths/manage-config-volume/manage/0\\\" to rootfs \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1dfe7f3251b8c30d59ebf613d99715f3b800740e587e681d2a903/rootfs\\\" at \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1dfe7f3251b8c30d59ebf613d99715f3b800740e587e681d2a903/rootfs/app/resources/application.properties\\\" caused \\\"no such file or directory\\\"\"": unknown`, "subpath_failed", "volume.subpath_failed"},
 	{"subpath prepare", "Failed", `Error: failed to prepare subPath for volumeMount "config" of container "app"`, "subpath_failed", "volume.subpath_failed"},
-	{"nfs mount failed", "FailedMount", `MountVolume.SetUp failed for volume "nfs" : mount failed: exit status 32 Mounting command: mount Mounting arguments: -t nfs 10.0.0.5:/exports /var/lib/kubelet/pods/5f1e/volumes/kubernetes.io~nfs/nfs Output: mount.nfs: access denied by server while mounting 10.0.0.5:/exports`, "volume_mount_failed", "volume.mount_failed"},
-	{"block map failed", "FailedMapVolume", `MapVolume.SetUpDevice failed for volume "pvc-0a5c3d8e" : kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name ebs.csi.aws.com not found in the list of registered CSI drivers`, "volume_mount_failed", "volume.mount_failed"},
+	{"nfs mount failed", "FailedMount", `MountVolume.SetUp failed for volume "nfs" : mount failed: exit status 32 Mounting command: mount Mounting arguments: -t nfs 10.0.0.5:/exports /var/lib/kubelet/pods/5f1e/volumes/kubernetes.io~nfs/nfs Output: mount.nfs: access denied by server while mounting 10.0.0.5:/exports`, "nfs_mount_failed", "volume.nfs"},
+	{"block map failed", "FailedMapVolume", `MapVolume.SetUpDevice failed for volume "pvc-0a5c3d8e" : kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name ebs.csi.aws.com not found in the list of registered CSI drivers`, "csi_driver_not_registered", "volume.csi_driver_not_registered"},
 
 	// ---- storage (S2)
 	{"S2 no storage class set", "FailedBinding", `no persistent volumes available for this claim and no storage class is set`, "no_storage_class", "storage.storage_class_not_found"},
@@ -71,8 +71,8 @@ var goldens = []golden{
 	{"S12 ErrImagePull summary", "Failed", `Error: ErrImagePull`, "image_pull_backoff", "image.error_summary"},
 	{"S12 docker insecure registry", "Failed", `Failed to pull image "docker.com:8080/public/2048:latest": rpc error: code = Unknown desc = Error response from daemon: Get https://docker.com:8080/v2/: http: server gave HTTP response to HTTPS client`, "image_insecure_registry", "image.insecure_registry"},
 	{"containerd insecure registry", "Failed", `Failed to pull image "10.6.0.5:5000/app:v1": rpc error: code = Unknown desc = failed to pull and unpack image "10.6.0.5:5000/app:v1": failed to resolve reference "10.6.0.5:5000/app:v1": failed to do request: Head "https://10.6.0.5:5000/v2/app/manifests/v1": http: server gave HTTP response to HTTPS client`, "image_insecure_registry", "image.insecure_registry"},
-	{"S12 pause image on gcr.io (docker)", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed pulling image "k8s.gcr.io/pause:3.2": Error response from daemon: Get https://k8s.gcr.io/v2/: net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)`, "image_registry_unreachable", "image.registry_unreachable"},
-	{"S12 pause image unreachable (containerd)", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image "registry.k8s.io/pause:3.9": failed to pull image "registry.k8s.io/pause:3.9": failed to pull and unpack image "registry.k8s.io/pause:3.9": failed to resolve reference "registry.k8s.io/pause:3.9": failed to do request: Head "https://registry.k8s.io/v2/pause/manifests/3.9": dial tcp 34.96.108.209:443: i/o timeout`, "image_registry_unreachable", "image.registry_unreachable"},
+	{"S12 pause image on gcr.io (docker)", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed pulling image "k8s.gcr.io/pause:3.2": Error response from daemon: Get https://k8s.gcr.io/v2/: net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)`, "sandbox_image_pull_failed", "sandbox.image_pull_failed"},
+	{"S12 pause image unreachable (containerd)", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image "registry.k8s.io/pause:3.9": failed to pull image "registry.k8s.io/pause:3.9": failed to pull and unpack image "registry.k8s.io/pause:3.9": failed to resolve reference "registry.k8s.io/pause:3.9": failed to do request: Head "https://registry.k8s.io/v2/pause/manifests/3.9": dial tcp 34.96.108.209:443: i/o timeout`, "sandbox_image_pull_failed", "sandbox.image_pull_failed"},
 	{"S12 no such host (containerd)", "Failed", `Failed to pull image "registry.invalid/app:1": rpc error: code = Unknown desc = failed to pull and unpack image "registry.invalid/app:1": failed to resolve reference "registry.invalid/app:1": failed to do request: Head "https://registry.invalid/v2/app/manifests/1": dial tcp: lookup registry.invalid on 10.96.0.10:53: no such host`, "image_registry_unreachable", "image.registry_unreachable"},
 	{"CRI-O registry i/o timeout", "Failed", `Failed to pull image "quay.io/org/app:v1": rpc error: code = Unknown desc = pinging container registry quay.io: Get "https://quay.io/v2/": dial tcp 54.144.203.57:443: i/o timeout`, "image_registry_unreachable", "image.registry_unreachable"},
 	{"S12 wrong image (containerd)", "Failed", `Failed to pull image "nginx:1.999": rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:1.999": failed to resolve reference "docker.io/library/nginx:1.999": docker.io/library/nginx:1.999: not found`, "image_not_found", "image.not_found"},
@@ -101,20 +101,20 @@ var goldens = []golden{
 	// ---- container (S4, S5)
 	{"S5 flannel crash loop", "BackOff", `Back-off restarting failed container kube-flannel in pod kube-flannel-ds-jqgsm_kube-system(5e5d7f1e-2b1c-4e7a-9d3f-0a1b2c3d4e5f)`, "crash_loop_backoff", "container.crash_loop_backoff"},
 	{"S4 ckube crash loop", "BackOff", `Back-off restarting failed container ckube in pod mspider-mcpc-ckube-remote-5447c5bcfc-25t7t_istio-system(0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0)`, "crash_loop_backoff", "container.crash_loop_backoff"},
-	{"runAsNonRoot", "Failed", `Error: container has runAsNonRoot and image will run as root (pod: "web-0_default(1234)", container: app)`, "container_config_error", "container.config_error"},
+	{"runAsNonRoot", "Failed", `Error: container has runAsNonRoot and image will run as root (pod: "web-0_default(1234)", container: app)`, "container_run_as_root", "container.run_as_root"},
 	{"cannot find volume", "Failed", `Error: cannot find volume "config" to mount into container "app"`, "container_config_error", "container.config_error"},
 	{"start failed (docker)", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "/docker-entrypoint.sh": permission denied: unknown`, "container_create_failed", "container.create_failed"},
-	{"create failed (containerd)", "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "python": executable file not found in $PATH: unknown`, "container_create_failed", "container.create_failed"},
+	{"create failed (containerd)", "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "python": executable file not found in $PATH: unknown`, "container_command_not_found", "container.command_not_found"},
 	{"create timeout", "Failed", `Error: context deadline exceeded`, "runtime_timeout", "sandbox.runtime_timeout"},
 	{"exec format error", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:367: starting container process caused: exec format error: unknown`, "image_wrong_architecture", "container.wrong_architecture"},
 	{"S5 no arm64 manifest (docker)", "Failed", `Failed to pull image "registry.example.com/app:1.0": rpc error: code = Unknown desc = Error response from daemon: no matching manifest for linux/arm64/v8 in the manifest list entries`, "image_wrong_architecture", "container.wrong_architecture"},
 	{"postStart hook", "FailedPostStartHook", `Exec lifecycle hook ([/bin/sh -c /init.sh]) for Container "app" in Pod "web-0_default(1234)" failed - error: command '/bin/sh -c /init.sh' exited with 1: , message: ""`, "hook_failed", "container.hook_failed"},
 	{"preStop hook", "FailedPreStopHook", `HTTP lifecycle hook (/shutdown) for Container "app" in Pod "web-0_default(1234)" failed - error: Get "http://10.0.0.5:8080/shutdown": dial tcp 10.0.0.5:8080: connect: connection refused, message: ""`, "hook_failed", "container.hook_failed"},
-	{"system OOM", "SystemOOM", `System OOM encountered, victim process: java, pid: 12345`, "oom_killed", "container.oom_killed"},
+	{"system OOM", "SystemOOM", `System OOM encountered, victim process: java, pid: 12345`, "node_system_oom", "node.system_oom"},
 	{"kernel OOM kill", "OOMKilling", `Memory cgroup out of memory: Killed process 12345 (java) total-vm:8123456kB, anon-rss:2097152kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:5000kB oom_score_adj:999`, "oom_killed", "container.oom_killed"},
 
 	// ---- probes (S6)
-	{"S6 readiness connection refused", "Unhealthy", `Readiness probe failed: Get "http://10.244.0.17:15021/healthz/ready": dial tcp 10.244.0.17:15021: connect: connection refused`, "readiness_probe_connection_refused", "probe.connection_refused"},
+	{"S6 readiness connection refused", "Unhealthy", `Readiness probe failed: Get "http://10.244.0.17:15021/healthz/ready": dial tcp 10.244.0.17:15021: connect: connection refused`, "istio_sidecar_not_ready", "probe.istio_sidecar"},
 	{"liveness tcp refused", "Unhealthy", `Liveness probe failed: dial tcp 10.244.1.7:6379: connect: connection refused`, "liveness_probe_connection_refused", "probe.connection_refused"},
 	{"startup refused", "Unhealthy", `Startup probe failed: Get "http://10.244.2.9:8080/actuator/health": dial tcp 10.244.2.9:8080: connect: connection refused`, "startup_probe_connection_refused", "probe.connection_refused"},
 	{"liveness http timeout", "Unhealthy", `Liveness probe failed: Get "http://10.244.1.5:8080/healthz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, "liveness_probe_timeout", "probe.timeout"},
@@ -126,7 +126,7 @@ var goldens = []golden{
 	{"liveness exec output", "Unhealthy", `Liveness probe failed: cat: can't open '/tmp/healthy': No such file or directory`, "liveness_probe_exec_failed", "probe.exec_output"},
 	{"readiness exec errored", "Unhealthy", `Readiness probe errored: rpc error: code = Unknown desc = failed to exec in container: failed to start exec "3b1f": OCI runtime exec failed: exec failed: unable to start container process: exec: "curl": executable file not found in $PATH: unknown`, "readiness_probe_exec_failed", "probe.exec_error"},
 	{"startup exec output", "Unhealthy", `Startup probe failed: /var/run/postgresql:5432 - no response`, "startup_probe_exec_failed", "probe.exec_output"},
-	{"readiness exec empty output", "Unhealthy", `Readiness probe failed: `, "readiness_probe_exec_failed", "probe.exec_output"},
+	{"readiness exec empty output", "Unhealthy", `Readiness probe failed: `, "readiness_probe_failed", "probe.empty_output"},
 	{"liveness tls error", "Unhealthy", `Liveness probe failed: Get "https://10.244.1.5:8443/healthz": remote error: tls: handshake failure`, "liveness_probe_failed", "probe.network_error"},
 	{"readiness EOF", "Unhealthy", `Readiness probe failed: Get "http://10.244.0.9:8080/ready": EOF`, "readiness_probe_failed", "probe.network_error"},
 	{"liveness grpc not serving", "Unhealthy", `Liveness probe failed: service unhealthy (responded with "NOT_SERVING")`, "liveness_probe_failed", "probe.network_error"},
@@ -135,7 +135,7 @@ var goldens = []golden{
 	// ---- eviction (S18)
 	{"S18 low on ephemeral-storage", "Evicted", `The node was low on resource: ephemeral-storage. Threshold quantity: 1%, available: 0. Container app was using 5Gi, request is 0, has larger consumption of ephemeral-storage. `, "evicted_disk", "eviction.disk"},
 	{"S18 DiskPressure admission", "Evicted", `Pod The node had condition: [DiskPressure]. `, "evicted_disk", "eviction.disk"},
-	{"S18 reclaim nodefs", "EvictionThresholdMet", `Attempting to reclaim ephemeral-storage`, "evicted_disk", "eviction.disk"},
+	{"S18 reclaim nodefs", "EvictionThresholdMet", `Attempting to reclaim ephemeral-storage`, "node_disk_pressure", "node.eviction_threshold_disk"},
 	{"low on memory", "Evicted", `The node was low on resource: memory. Threshold quantity: 100Mi, available: 67420Ki. Container java was using 1532112Ki, request is 512Mi, has larger consumption of memory. `, "evicted_memory", "eviction.memory"},
 	{"MemoryPressure admission", "Evicted", `Pod The node had condition: [MemoryPressure]. `, "evicted_memory", "eviction.memory"},
 	{"pod ephemeral limit", "Evicted", `Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. `, "evicted_ephemeral_storage_limit", "eviction.ephemeral_storage_limit"},
@@ -159,7 +159,7 @@ var goldens = []golden{
 	{"volume node affinity", "FailedScheduling", `0/1 nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`, "scheduling_volume_node_affinity", "scheduling.volume_node_affinity"},
 	{"no nodes", "FailedScheduling", `no nodes available to schedule pods`, "scheduling_no_nodes", "scheduling.no_nodes"},
 	{"host port", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_port_conflict", "scheduling.port_conflict"},
-	{"anti-affinity", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_failed", "scheduling.other"},
+	{"anti-affinity", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_failed", "scheduling.pod_affinity_or_spread"},
 
 	// ---- nothing to classify
 	{"S1 scheduled", "Scheduled", `Successfully assigned istio-system/mspider-mcpc-ckube-remote-5447c5bcfc-25t7t to yl-cluster1`, "unknown", ""},
@@ -184,34 +184,46 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// Every cause of the built-in table must be produced by at least one golden message.
+// Every cause of the built-in table must be produced by at least one golden message or tuning
+// corpus line.
 func TestEveryCauseReachable(t *testing.T) {
 	tab := Default()
 	hit := map[string]bool{}
 	for _, g := range goldens {
 		hit[tab.Classify(g.reason, g.message).Cause] = true
 	}
+	for _, l := range loadCorpus(t, tuningCorpus) {
+		hit[tab.Classify(l.Reason, l.Message).Cause] = true
+	}
 	for _, c := range tab.Causes() {
 		if !hit[c.Name] {
-			t.Errorf("cause %q is not produced by any golden message", c.Name)
+			t.Errorf("cause %q is not produced by any golden message or tuning corpus line", c.Name)
 		}
 	}
 }
 
-// Every rule must classify at least one golden message, with a cause it declares.
+// Every rule must classify at least one golden message or tuning corpus line, with a cause it
+// declares.
 func TestEveryRuleHit(t *testing.T) {
 	tab := Default()
 	hit := map[string]bool{}
-	for _, g := range goldens {
-		r := tab.Classify(g.reason, g.message)
+	check := func(reason, message string) {
+		r := tab.Classify(reason, message)
 		if r.Rule != "" && !slices.Contains(tab.RuleCauses(r.Rule), r.Cause) {
 			t.Errorf("rule %q produced %q, not among its causes %v", r.Rule, r.Cause, tab.RuleCauses(r.Rule))
 		}
 		hit[r.Rule] = true
 	}
+	for _, g := range goldens {
+		check(g.reason, g.message)
+	}
+	// The tuning corpus counts too (the held-back set must not shape the table).
+	for _, l := range loadCorpus(t, tuningCorpus) {
+		check(l.Reason, l.Message)
+	}
 	for _, r := range tab.Rules() {
 		if !hit[r.ID] {
-			t.Errorf("rule %q is not hit by any golden message", r.ID)
+			t.Errorf("rule %q is not hit by any golden message or tuning corpus line", r.ID)
 		}
 	}
 }

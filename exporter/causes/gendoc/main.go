@@ -1,4 +1,5 @@
-// Command gendoc writes docs/causes.md from the built-in cause table (or -table FILE).
+// Command gendoc writes docs/causes.md from the built-in cause table (or -table FILE), followed
+// by the table's scores on the corpus of real messages (-corpus DIR).
 //
 //	go run ./exporter/causes/gendoc -o docs/causes.md
 package main
@@ -7,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/kubecause/kubecause/exporter/causes"
 )
@@ -15,6 +17,7 @@ func main() {
 	out := flag.String("o", "", "output file (default: standard output)")
 	table := flag.String("table", "", "cause table file (default: the built-in table)")
 	runbooks := flag.String("runbooks", "runbooks/", "link prefix of the runbook pages, relative to the output")
+	corpus := flag.String("corpus", "exporter/causes/testdata/corpus", "directory of tuning.yaml and heldback.yaml")
 	flag.Parse()
 	t := causes.Default()
 	if *table != "" {
@@ -24,7 +27,17 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	doc := t.Markdown(*runbooks)
+	tuning, err := causes.LoadCorpus(filepath.Join(*corpus, "tuning.yaml"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	heldBack, err := causes.LoadCorpus(filepath.Join(*corpus, "heldback.yaml"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	doc := append(t.Markdown(*runbooks), causes.CorpusMarkdown(t, tuning, heldBack)...)
 	if *out == "" {
 		_, _ = os.Stdout.Write(doc)
 		return

@@ -1,0 +1,132 @@
+package causes
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Labels of corpus lines that are not a cause of the table.
+const (
+	// LabelNone marks an Event that reports no failure (a Normal lifecycle Event): the table
+	// must not name a cause for it.
+	LabelNone = "none"
+	// LabelUnknowable marks a failure whose message cannot tell why (e.g. "Failed create pod
+	// sandbox."): the table must not claim a specific cause for it.
+	LabelUnknowable = "unknowable"
+	// LabelOutOfScope marks a failure with a knowable cause that the table deliberately does not
+	// name (docs/causes.md lists them).
+	LabelOutOfScope = "out_of_scope"
+)
+
+// genericCauses are the fallbacks of the built-in table: they say where something failed, not
+// why. A corpus line that gets one of them is not "covered", and naming one is not a claim that
+// precision counts. The list is the table's, so it is kept next to the scoring.
+var genericCauses = []string{
+	Unknown, "sandbox_failed", "volume_mount_failed", "container_create_failed", "image_pull_failed",
+	"scheduling_failed", "provisioning_failed", "evicted_other",
+	"liveness_probe_failed", "readiness_probe_failed", "startup_probe_failed",
+}
+
+// IsGeneric reports whether cause is a generic fallback of the built-in table (or Unknown).
+func IsGeneric(cause string) bool { return slices.Contains(genericCauses, cause) }
+
+// CorpusLine is one real Event message of the corpus (exporter/causes/testdata/corpus).
+type CorpusLine struct {
+	// Reason, Type and Kind are the Event's reason, type and involved object kind.
+	Reason string `json:"reason"`
+	Type   string `json:"type"`
+	Kind   string `json:"kind"`
+	// Source is where the message was found: "owner/repo#N" (an issue or pull request thread),
+	// "owner/repo path" (a file of that repository), or a seed runbook / the real test node.
+	Source string `json:"source"`
+	// Cause is the cause the message tells, or LabelNone, LabelUnknowable, LabelOutOfScope.
+	Cause string `json:"cause"`
+	// Message is the Event's message, byte for byte as found.
+	Message string `json:"message"`
+	// Miss, on tuning lines only, says why the table knowingly gets this line wrong; the golden
+	// test holds it to that, so a fixed line must lose its Miss.
+	Miss string `json:"miss,omitempty"`
+}
+
+// LoadCorpus reads a corpus file (a YAML list of CorpusLine).
+func LoadCorpus(path string) ([]CorpusLine, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var lines []CorpusLine
+	if err := yaml.UnmarshalStrict(data, &lines); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return lines, nil
+}
+
+// Score is how a table does on a corpus.
+type Score struct {
+	Lines int // lines scored
+	// Named: lines for which the table names a specific (non-generic) cause; NamedRight: of
+	// those, the ones where it is the labelled cause.
+	Named, NamedRight int
+	// Knowable: lines labelled with a specific cause; Covered: of those, the ones that get it.
+	Knowable, Covered int
+	// Labelled with LabelNone, LabelUnknowable, LabelOutOfScope or a generic cause.
+	None, Unknowable, OutOfScope, Generic int
+}
+
+// Precision is NamedRight/Named in percent (100 when nothing is named).
+func (s Score) Precision() float64 { return percent(s.NamedRight, s.Named) }
+
+// Coverage is Covered/Knowable in percent (100 when nothing is knowable).
+func (s Score) Coverage() float64 { return percent(s.Covered, s.Knowable) }
+
+func percent(a, b int) float64 {
+	if b == 0 {
+		return 100
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// Right reports whether the table's answer got for a line labelled want is right: the labelled
+// cause itself, or for a line without a specific cause, any non-specific answer.
+func Right(want, got string) bool {
+	if got == want {
+		return true
+	}
+	specific := want != LabelNone && want != LabelUnknowable && want != LabelOutOfScope && !IsGeneric(want)
+	return !specific && IsGeneric(got)
+}
+
+// ScoreCorpus classifies every line with the table and counts.
+func (t *Table) ScoreCorpus(lines []CorpusLine) Score {
+	var s Score
+	for _, l := range lines {
+		got := t.Classify(l.Reason, l.Message).Cause
+		s.Lines++
+		switch {
+		case l.Cause == LabelNone:
+			s.None++
+		case l.Cause == LabelUnknowable:
+			s.Unknowable++
+		case l.Cause == LabelOutOfScope:
+			s.OutOfScope++
+		case IsGeneric(l.Cause):
+			s.Generic++
+		default:
+			s.Knowable++
+			if got == l.Cause {
+				s.Covered++
+			}
+		}
+		if !IsGeneric(got) {
+			s.Named++
+			if got == l.Cause {
+				s.NamedRight++
+			}
+		}
+	}
+	return s
+}

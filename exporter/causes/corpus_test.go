@@ -1,0 +1,165 @@
+package causes
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// The corpus of real Event messages (testdata/corpus): the tuning set the rules were written
+// against, and the held-back set scored only once the rules were finished.
+const (
+	tuningCorpus   = "testdata/corpus/tuning.yaml"
+	heldBackCorpus = "testdata/corpus/heldback.yaml"
+)
+
+// Thresholds the built-in table must keep. The tuning set's are the issue's; the held-back set's
+// are just under its first, blind score (92.5 % and 92.5 % with table 1.1.0, firstHeldBack in
+// corpusdoc.go): its misses were fixed afterwards, so it must never fall back below that.
+const (
+	minTuningPrecision   = 98.0
+	minTuningCoverage    = 92.0
+	minHeldBackPrecision = 92.0
+	minHeldBackCoverage  = 92.0
+	// The corpus may grow, never shrink below this.
+	minCorpusLines = 600
+)
+
+func loadCorpus(t *testing.T, path string) []CorpusLine {
+	t.Helper()
+	lines, err := LoadCorpus(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) == 0 {
+		t.Fatalf("%s is empty", path)
+	}
+	return lines
+}
+
+// Every line is complete, labelled with a declared cause or a label, and appears once.
+func TestCorpusWellFormed(t *testing.T) {
+	tab := Default()
+	seen := map[string]string{}
+	total := 0
+	for _, path := range []string{tuningCorpus, heldBackCorpus} {
+		for i, l := range loadCorpus(t, path) {
+			total++
+			where := filepath.Base(path) + ":" + itoa(i)
+			if l.Reason == "" || l.Kind == "" || l.Source == "" || l.Message == "" {
+				t.Errorf("%s: reason, kind, source and message are required: %+v", where, l)
+			}
+			if l.Type != "Normal" && l.Type != "Warning" {
+				t.Errorf("%s: type %q", where, l.Type)
+			}
+			switch l.Cause {
+			case LabelNone, LabelUnknowable, LabelOutOfScope:
+			default:
+				if _, ok := tab.Cause(l.Cause); !ok || l.Cause == Unknown {
+					t.Errorf("%s: cause %q is neither a cause of the table nor a label", where, l.Cause)
+				}
+			}
+			if l.Miss != "" && path == heldBackCorpus {
+				t.Errorf("%s: the held-back set is scored, not tuned: it has no known misses", where)
+			}
+			key := l.Reason + "\x00" + l.Message
+			if prev, dup := seen[key]; dup {
+				t.Errorf("%s: same reason and message as %s", where, prev)
+			}
+			seen[key] = where
+		}
+	}
+	if total < minCorpusLines {
+		t.Errorf("the corpus has %d lines, want at least %d", total, minCorpusLines)
+	}
+}
+
+// Golden test over the tuning set: every line gets its labelled cause (or, for a line without a
+// specific cause, no specific claim), except the known misses, which must still miss.
+func TestCorpusGolden(t *testing.T) {
+	tab := Default()
+	for i, l := range loadCorpus(t, tuningCorpus) {
+		got := tab.Classify(l.Reason, l.Message)
+		right := Right(l.Cause, got.Cause)
+		switch {
+		case !right && l.Miss == "":
+			t.Errorf("tuning.yaml:%d (%s): Classify(%q, %q) = %q by rule %q, want %q", i, l.Source, l.Reason, l.Message, got.Cause, got.Rule, l.Cause)
+		case right && l.Miss != "":
+			t.Errorf("tuning.yaml:%d (%s): now classified right (%q), remove its miss %q", i, l.Source, got.Cause, l.Miss)
+		}
+		if agg := tab.Classify(l.Reason, CombinedPrefix+l.Message); agg != got {
+			t.Errorf("tuning.yaml:%d: with the aggregation prefix %+v, without %+v", i, agg, got)
+		}
+	}
+}
+
+// The scores, printed, held to the thresholds, and the same as in docs/causes.md.
+func TestCorpusScore(t *testing.T) {
+	tab := Default()
+	tuning := tab.ScoreCorpus(loadCorpus(t, tuningCorpus))
+	held := tab.ScoreCorpus(loadCorpus(t, heldBackCorpus))
+	for _, s := range []struct {
+		name                 string
+		score                Score
+		minPrec, minCoverage float64
+	}{
+		{"tuning", tuning, minTuningPrecision, minTuningCoverage},
+		{"held-back", held, minHeldBackPrecision, minHeldBackCoverage},
+	} {
+		t.Logf("%-9s %3d lines: precision %.1f%% (%d/%d named right), specific coverage %.1f%% (%d/%d)",
+			s.name, s.score.Lines, s.score.Precision(), s.score.NamedRight, s.score.Named,
+			s.score.Coverage(), s.score.Covered, s.score.Knowable)
+		if s.score.Precision() < s.minPrec {
+			t.Errorf("%s set: precision %.1f%% below %.0f%%", s.name, s.score.Precision(), s.minPrec)
+		}
+		if s.score.Coverage() < s.minCoverage {
+			t.Errorf("%s set: specific coverage %.1f%% below %.0f%%", s.name, s.score.Coverage(), s.minCoverage)
+		}
+	}
+}
+
+// ScoreCorpus and Right on a hand-made corpus, so the figures above mean what they say.
+func TestScoreCorpusCounts(t *testing.T) {
+	tab := Default()
+	lines := []CorpusLine{
+		// right, specific
+		{Reason: "FailedMount", Cause: "configmap_not_found", Message: `MountVolume.SetUp failed for volume "a" : configmap "b" not found`},
+		// knowable, but the table falls back to a generic cause: not covered, not named
+		{Reason: "FailedCreatePodSandBox", Cause: "disk_full", Message: `Failed to create pod sandbox: something else`},
+		// no failure, nothing named: right
+		{Reason: "Scheduled", Cause: LabelNone, Message: `Successfully assigned a/b to c`},
+		// no failure, but a specific cause named: a precision error
+		{Reason: "FailedMount", Cause: LabelNone, Message: `MountVolume.SetUp failed for volume "a" : configmap "b" not found`},
+	}
+	s := tab.ScoreCorpus(lines)
+	if s.Lines != 4 || s.Knowable != 2 || s.Covered != 1 || s.Named != 2 || s.NamedRight != 1 || s.None != 2 {
+		t.Errorf("score %+v", s)
+	}
+	if s.Precision() != 50 || s.Coverage() != 50 {
+		t.Errorf("precision %v, coverage %v, want 50, 50", s.Precision(), s.Coverage())
+	}
+	if !Right(LabelUnknowable, "sandbox_failed") || Right(LabelUnknowable, "disk_full") || !Right("disk_full", "disk_full") ||
+		Right("disk_full", "sandbox_failed") || !Right("sandbox_failed", Unknown) {
+		t.Error("Right: wrong answer")
+	}
+}
+
+func itoa(i int) string {
+	var b [20]byte
+	n := len(b)
+	for {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+		if i == 0 {
+			return string(b[n:])
+		}
+	}
+}
+
+// The held-back set is the one firstHeldBack scored: lines may not be added to or dropped from it
+// after the fact (new messages go to the tuning set), or its first score would describe another set.
+func TestHeldBackSetIsTheScoredOne(t *testing.T) {
+	if n := len(loadCorpus(t, heldBackCorpus)); n != firstHeldBack.lines {
+		t.Errorf("heldback.yaml has %d lines, its first score was taken on %d", n, firstHeldBack.lines)
+	}
+}
