@@ -35,43 +35,59 @@ func TestRealNode(t *testing.T) {
 		check(t, sc.Play(ctx, s))
 	}
 	for _, sc := range scenarios {
-		t.Run(sc.ID+"/fires", func(t *testing.T) {
-			t.Logf("%s: %s", sc.ID, sc.Title)
-			for _, e := range sc.Expect {
-				ev := waitRealEvent(t, s, sc.Namespace, e)
-				t.Logf("%s wrote %s %s on %s/%s: %q", eventComponent(ev), ev.Type, ev.Reason, e.Kind, ev.InvolvedObject.Name, ev.Message)
-				if got := waitObjectCause(t, s, sc.Namespace, e.Kind, ev.InvolvedObject.Name, e.Reason); got != e.Cause {
-					t.Errorf("%s: kubecause calls %s %q %q, want %s", sc.ID, e.Reason, got, ev.Message, e.Cause)
-				}
-				checkExactCount(t, s, sc.Namespace, e.Reason)
-			}
-			for _, a := range sc.Alerts {
-				got, err := s.Webhook.WaitFiring(alertTimeout, a.Match())
-				check(t, err)
-				for _, n := range got {
-					t.Logf("alert received: %v", n)
-					if !a.RunbookOK(n.Annotations["runbook_url"]) {
-						t.Errorf("%s: runbook_url %q, want …/%s", a.Name, n.Annotations["runbook_url"], a.Runbook)
-					}
-				}
-				if len(got) != 1 {
-					t.Errorf("%s: want exactly one alert matching %v, got %d", a.Name, a.Match(), len(got))
-				}
-			}
-		})
+		t.Run(sc.ID+"/fires", func(t *testing.T) { realFires(t, s, sc) })
 	}
 	recordRealMessages(t, s)
 	for _, sc := range scenarios {
 		check(t, sc.Fix(ctx, s))
 	}
 	for _, sc := range scenarios {
-		t.Run(sc.ID+"/resolves", func(t *testing.T) {
-			for _, a := range sc.Alerts {
-				got, err := s.Webhook.WaitResolved(alertTimeout, a.Match())
-				check(t, err)
-				t.Logf("%s: %v", sc.ID, got)
+		t.Run(sc.ID+"/resolves", func(t *testing.T) { realResolves(t, s, sc) })
+	}
+	// Scenarios that change the node for every pod, one at a time.
+	for _, sc := range framework.RealNodeScenarios() {
+		check(t, s.Cluster.EnsureNamespaces(ctx, sc.Namespace))
+		check(t, sc.Play(ctx, s))
+		t.Run(sc.ID+"/fires", func(t *testing.T) { realFires(t, s, sc) })
+		recordRealMessages(t, s)
+		check(t, sc.Fix(ctx, s))
+		t.Run(sc.ID+"/resolves", func(t *testing.T) { realResolves(t, s, sc) })
+	}
+}
+
+// realFires checks that the components wrote the scenario's Events, kubecause's cause and
+// exact count for each, and the alerts the pager receives.
+func realFires(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
+	t.Logf("%s: %s", sc.ID, sc.Title)
+	for _, e := range sc.Expect {
+		ev := waitRealEvent(t, s, sc.Namespace, e)
+		t.Logf("%s wrote %s %s on %s/%s: %q", eventComponent(ev), ev.Type, ev.Reason, e.Kind, ev.InvolvedObject.Name, ev.Message)
+		if got := waitObjectCause(t, s, ev.Namespace, e.Kind, ev.InvolvedObject.Name, e.Reason); got != e.Cause {
+			t.Errorf("%s: kubecause calls %s %q %s, want %s", sc.ID, e.Reason, ev.Message, got, e.Cause)
+		}
+		checkExactCount(t, s, ev.Namespace, e.Reason)
+	}
+	for _, a := range sc.Alerts {
+		got, err := s.Webhook.WaitFiring(alertTimeout, a.Match())
+		check(t, err)
+		for _, n := range got {
+			t.Logf("alert received: %v", n)
+			if !a.RunbookOK(n.Annotations["runbook_url"]) {
+				t.Errorf("%s: runbook_url %q, want …/%s", a.Name, n.Annotations["runbook_url"], a.Runbook)
 			}
-		})
+		}
+		if len(got) != 1 {
+			t.Errorf("%s: want exactly one alert matching %v, got %d", a.Name, a.Match(), len(got))
+		}
+	}
+}
+
+// realResolves waits until every alert of the scenario resolved after its fix.
+func realResolves(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
+	for _, a := range sc.Alerts {
+		got, err := s.Webhook.WaitResolved(alertTimeout, a.Match())
+		check(t, err)
+		t.Logf("%s: %v", sc.ID, got)
 	}
 }
 

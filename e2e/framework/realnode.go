@@ -48,8 +48,14 @@ func RealScenarios() []RealScenario {
 	return []RealScenario{
 		realS1(), realS6(), realS11(), realCommandNotFound(), realS4(),
 		realS12NotFound(), realS12Auth(), realS12Unreachable(), realSchedulingCPU(), realSchedulingSelector(),
-		realS2(), realS18(),
+		realS2(), realS18(), realS5(), realS19(),
 	}
+}
+
+// RealNodeScenarios change the node for every pod (its network, its kubelet): the test plays
+// them one at a time after the others.
+func RealNodeScenarios() []RealScenario {
+	return []RealScenario{realS13(), realS17()}
 }
 
 // pod is a pod of the test image on the real node's scheduler.
@@ -121,23 +127,42 @@ func realS1() RealScenario {
 	}
 }
 
-// S6: the readiness probe's port is closed (the sidecar never listens).
+// S6: a sidecar whose readiness endpoint never listens, probed as Istio's proxy is
+// (HTTP GET :15021/healthz/ready), beside an application whose own readiness port is closed.
 func realS6() RealScenario {
-	const ns, name = "real-s6", "probe-refused"
+	const ns, sidecar, app = "real-s6", "sidecar-not-ready", "app-port-closed"
+	probe := func(port int32, path string) *corev1.Probe {
+		h := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(port)}}
+		if path != "" {
+			h = corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(port)}}
+		}
+		return &corev1.Probe{ProbeHandler: h, PeriodSeconds: 1, FailureThreshold: 1}
+	}
 	return RealScenario{
-		ID: "S6", Title: "readiness probe connection refused", Namespace: ns,
+		ID: "S6", Title: "readiness probes refused (sidecar and application)", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
+			if err := createPod(ctx, s, pod(ns, sidecar, func(p *corev1.Pod) {
 				p.Spec.Containers[0].Args = []string{"-listen=:8080"}
-				p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-					ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15021)}},
-					PeriodSeconds: 1, FailureThreshold: 1,
-				}
+				p.Spec.Containers[0].ReadinessProbe = probe(15021, "/healthz/ready")
+			})); err != nil {
+				return err
+			}
+			return createPod(ctx, s, pod(ns, app, func(p *corev1.Pod) {
+				p.Spec.Containers[0].Args = []string{"-listen=:8080"}
+				p.Spec.Containers[0].ReadinessProbe = probe(9090, "")
 			}))
 		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Unhealthy", Cause: "readiness_probe_connection_refused"}},
-		Alerts: []ExpectedAlert{podAlert("KubecausePodProbeFailing", ns, name, "readiness_probe_connection_refused")},
+		Fix: func(ctx context.Context, s *Stack) error {
+			if err := deletePod(ctx, s, ns, sidecar); err != nil {
+				return err
+			}
+			return deletePod(ctx, s, ns, app)
+		},
+		Expect: []RealEvent{
+			{Kind: "Pod", Object: sidecar, Reason: "Unhealthy", Cause: "istio_sidecar_not_ready"},
+			{Kind: "Pod", Object: app, Reason: "Unhealthy", Cause: "readiness_probe_connection_refused"},
+		},
+		Alerts: []ExpectedAlert{podAlert("KubecausePodProbeFailing", ns, app, "readiness_probe_connection_refused")},
 	}
 }
 
@@ -168,8 +193,8 @@ func realCommandNotFound() RealScenario {
 			}))
 		},
 		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Failed", Cause: "command_not_found"}},
-		Alerts: []ExpectedAlert{podAlert("KubecauseContainerFailing", ns, name, "command_not_found")},
+		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Failed", Cause: "container_command_not_found"}},
+		Alerts: []ExpectedAlert{podAlert("KubecauseContainerFailing", ns, name, "container_command_not_found")},
 	}
 }
 
@@ -309,10 +334,163 @@ func realS18() RealScenario {
 	}
 }
 
-// StaticPodDir is where a test writes static pod manifests (seed S5).
-func (n *Node) StaticPodDir() string { return n.ManifestDir }
+// S5: a static pod (from the kubelet's staticPodPath) and a DaemonSet whose containers exit
+// at once: the kubelet backs off restarting them.
+func realS5() RealScenario {
+	const ns, static, ds = "real-s5", "static-crash", "agent"
+	return RealScenario{
+		ID: "S5", Title: "static pod and DaemonSet crash-looping", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			manifest := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  dnsPolicy: Default
+  containers:
+  - name: main
+    image: %s
+    imagePullPolicy: IfNotPresent
+    args: ["-exit=1", "-after=1s"]
+`, static, ns, TestappImage)
+			if err := os.WriteFile(filepath.Join(s.Node.ManifestDir, static+".yaml"), []byte(manifest), 0o644); err != nil {
+				return err
+			}
+			tmpl := pod(ns, "", func(p *corev1.Pod) { p.Spec.Containers[0].Args = []string{"-exit=2", "-after=1s"} })
+			d := &appsv1.DaemonSet{
+				ObjectMeta: metav1.ObjectMeta{Name: ds, Namespace: ns},
+				Spec: appsv1.DaemonSetSpec{
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": ds}},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": ds}}, Spec: tmpl.Spec},
+				},
+			}
+			_, err := s.Cluster.Client.AppsV1().DaemonSets(ns).Create(ctx, d, metav1.CreateOptions{})
+			return err
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			if err := os.Remove(filepath.Join(s.Node.ManifestDir, static+".yaml")); err != nil {
+				return err
+			}
+			return s.Cluster.Client.AppsV1().DaemonSets(ns).Delete(ctx, ds, metav1.DeleteOptions{})
+		},
+		Expect: []RealEvent{
+			// The mirror pod of a static pod is named <pod>-<node>.
+			{Kind: "Pod", Object: static + "-kubecause-node", Reason: "BackOff", Cause: "crash_loop_backoff"},
+			{Kind: "Pod", Object: "*", Reason: "BackOff", Cause: "crash_loop_backoff"},
+		},
+	}
+}
 
-// WriteStaticPod writes a manifest into the kubelet's staticPodPath.
-func (n *Node) WriteStaticPod(name string, manifest []byte) error {
-	return os.WriteFile(filepath.Join(n.ManifestDir, name+".yaml"), manifest, 0o644)
+// S19: a PVC in use by a running pod is deleted: the protection finalizer holds it Terminating
+// until the pod goes.
+func realS19() RealScenario {
+	const ns, pv, claim, user = "real-s19", "real-s19-local", "data", "uses-data"
+	return RealScenario{
+		ID: "S19", Title: "PVC stuck Terminating behind pvc-protection", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			dir := filepath.Join(s.Opts.WorkDir, "hostpath-pv")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			_, err := s.Cluster.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+				ObjectMeta: metav1.ObjectMeta{Name: pv},
+				Spec: corev1.PersistentVolumeSpec{
+					Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")},
+					AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+					PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}},
+				},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			_, err = s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: ns},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					StorageClassName: ptr(""), VolumeName: pv,
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
+				},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			if err := createPod(ctx, s, pod(ns, user, func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+				p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+			})); err != nil {
+				return err
+			}
+			// Deleted once the pod runs: the pvc-protection finalizer then keeps it.
+			if err := Poll(ctx, 120e9, func() (bool, error) {
+				p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, user, metav1.GetOptions{})
+				return err == nil && p.Status.Phase == corev1.PodRunning, nil
+			}); err != nil {
+				return fmt.Errorf("pod %s/%s using the PVC never ran: %w", ns, user, err)
+			}
+			return s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{})
+		},
+		Fix: func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, user) },
+		Alerts: []ExpectedAlert{{Name: "KubecausePVCStuckTerminating", Labels: map[string]string{"namespace": ns, "persistentvolumeclaim": claim},
+			Runbook: "kubecausepvcstuckterminating.md"}},
+	}
+}
+
+// S13: the CNI's address range is used up: the next sandboxes get no IP.
+func realS13() RealScenario {
+	const ns = "real-s13"
+	var saved string
+	return RealScenario{
+		ID: "S13", Title: "CNI IP range exhausted", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			saved = s.Node.PodSubnet
+			// The last /30 of the node's range: its gateway and one pod address.
+			var a, b, c int
+			if _, err := fmt.Sscanf(saved, "%d.%d.%d.0/24", &a, &b, &c); err != nil {
+				return err
+			}
+			if err := s.Node.SetPodSubnet(fmt.Sprintf("%d.%d.%d.252/30", a, b, c)); err != nil {
+				return err
+			}
+			for _, name := range []string{"first", "second", "third"} {
+				if err := createPod(ctx, s, pod(ns, name)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			if err := s.Node.SetPodSubnet(saved); err != nil {
+				return err
+			}
+			for _, name := range []string{"first", "second", "third"} {
+				if err := deletePod(ctx, s, ns, name); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Expect: []RealEvent{{Kind: "Pod", Object: "*", Reason: "FailedCreatePodSandBox", Cause: "cni_error"}},
+		Alerts: []ExpectedAlert{{Name: "KubecausePodSandboxFailing", Labels: map[string]string{"namespace": ns, "cause": "cni_error"},
+			Runbook: "kubecausepodsandboxfailing.md#cni_error"}},
+	}
+}
+
+// S17: the kubelet stops: the node-lifecycle controller marks the node NotReady.
+func realS17() RealScenario {
+	return RealScenario{
+		ID: "S17", Title: "kubelet stopped, node NotReady", Namespace: "default",
+		Play: func(ctx context.Context, s *Stack) error { return s.Node.StopKubelet() },
+		Fix: func(ctx context.Context, s *Stack) error {
+			if err := s.Node.StartKubelet(); err != nil {
+				return err
+			}
+			return s.Node.WaitReady(ctx, 120e9)
+		},
+		Expect: []RealEvent{{Kind: "Node", Object: "kubecause-node", Reason: "NodeNotReady", Cause: "node_not_ready"}},
+		Alerts: []ExpectedAlert{{Name: "KubecauseNodeNotReady", Labels: map[string]string{"node": "kubecause-node"},
+			Runbook: "kubecausenodenotready.md"}},
+	}
 }
