@@ -130,7 +130,7 @@ local g = import 'lib/grafana.libsonnet';
                                'Pod-start SLO (pods start without volume, sandbox or image-pull failures, once per pod) and istiod-remote SLO (endpoints correct, time based): budget left and burn rates.',
                                [
                                  g.stat('Pod-start SLI (%s)' % cfg.sloWindow,
-                                        'Share of pod starts in the SLO window without a volume, sandbox or image-pull root cause. Target %g.' % cfg.podStartSLOTarget,
+                                        'Share of pod starts in the SLO window without a platform failure (node, runtime, CNI, disk, storage attach; causes with podStart: platform in the cause table). Target %g.' % cfg.podStartSLOTarget,
                                         'percentunit',
                                         [g.target('1 - cluster:kubecause_pod_start_error:ratio_rate%s{%s="$cluster"}' % [cfg.sloWindow, c.cl])],
                                         w=8,
@@ -141,10 +141,13 @@ local g = import 'lib/grafana.libsonnet';
                                         [g.target('1 - cluster:kubecause_pod_start_error:ratio_rate%s{%s="$cluster"} / (1 - %g)' % [cfg.sloWindow, c.cl, cfg.podStartSLOTarget])],
                                         w=8,
                                         thresholds=[{ color: 'red', value: null }, { color: 'orange', value: 0 }, { color: 'green', value: 0.25 }]),
-                                 g.stat('Pod starts (%s)' % cfg.sloWindow,
-                                        'Pods the kubelets started in the SLO window (kube-state-metrics kube_pod_start_time).',
+                                 // The longest window the burn alerts record pod starts for (the
+                                 // SLO group records no 30d count: it is at its 20-rule limit).
+                                 local startsWindow = cfg.sloBurnRates[std.length(cfg.sloBurnRates) - 1].long;
+                                 g.stat('Pod starts (%s)' % startsWindow,
+                                        'Pods the kubelets started in the last %s (kube-state-metrics kube_pod_start_time); the burn alerts need at least %d in their long window.' % [startsWindow, cfg.podStartSLOMinStarts],
                                         'short',
-                                        [g.target('cluster:kubecause_pod_starts:count%s{%s="$cluster"}' % [cfg.sloWindow, c.cl])],
+                                        [g.target('cluster:kubecause_pod_starts:count%s{%s="$cluster"}' % [startsWindow, c.cl])],
                                         w=8),
                                  g.timeseries('Pod-start burn rate',
                                               'Error ratio divided by the error budget (1 = spending exactly the budget). The alerts page at 14.4 (1h) and 6 (6h).',
