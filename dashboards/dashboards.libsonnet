@@ -15,6 +15,46 @@ local g = import 'lib/grafana.libsonnet';
                                     'kubecause / Overview',
                                     'What broke, where and why: Warning Event occurrences by cause, the pods affected now with their runbooks.',
                                     [
+                                      g.table('Live problems',
+                                              'Pods with a live problem now: cause, node, owning workload (Deployment through its ReplicaSet) and when it was last seen (newest occurrence). The cause links its runbook section. Start here.',
+                                              'dateTimeFromNow',
+                                              [g.target(|||
+                                                max by (namespace, pod, cause, node, workload_type, workload, runbook_url) (
+                                                  label_replace(
+                                                    max by (%(cl)s, namespace, name, cause) (kubecause_object_event_last_timestamp_seconds{%(kc)s, %(cl)s="$cluster", kind="Pod", namespace=~"$namespace"}),
+                                                    "pod", "$1", "name", "(.+)"
+                                                  ) * 1000
+                                                  * on (%(cl)s, namespace, pod) group_left (node, workload_type, workload)
+                                                  %(workload)s{%(cl)s="$cluster"}
+                                                  * on (cause) group_left (runbook_url)
+                                                  max by (cause, runbook_url) (kubecause_cause_info{%(kc)s, %(cl)s="$cluster"})
+                                                )
+                                              ||| % (c { workload: lib.podWorkloadRecord }), instant=true)],
+                                              h=10,
+                                              fieldLinks={ cause: '${__data.fields.runbook_url}' },
+                                              hidden=['runbook_url'],
+                                              links=[g.runbookLink(cfg, cfg.causeCategories[k].alert) for k in ['volume', 'sandbox', 'image', 'probe', 'container', 'scheduling']]),
+                                      g.table('Firing kubecause alerts',
+                                              'Kubecause alerts firing now, with what they name (pod, node, workload, cause). The runbook of each alert is docs/runbooks/<alert name in lower case>.md (dashboard link Runbooks).',
+                                              'short',
+                                              [g.target('max by (alertname, severity, namespace, pod, node, workload, cause, persistentvolumeclaim, service) (ALERTS{alertname=~"Kubecause.*", alertstate="firing", %(cl)s="$cluster", namespace=~"$namespace|"})' % c, instant=true)],
+                                              h=7,
+                                              links=[{ title: 'Runbooks', url: std.strReplace(cfg.runbookURLPattern, '%s.md', 'README.md'), targetBlank: true }]),
+                                      g.table('Nodes: live problems per node',
+                                              'Pods with a live problem per node and cause: a node-level fault (full disk, CNI, runtime) shows as many pods of one node.',
+                                              'short',
+                                              [g.target(|||
+                                                count by (node, cause) (
+                                                  label_replace(
+                                                    max by (%(cl)s, namespace, name, cause) (kubecause_object_events{%(kc)s, %(cl)s="$cluster", kind="Pod", namespace=~"$namespace"}),
+                                                    "pod", "$1", "name", "(.+)"
+                                                  )
+                                                  * on (%(cl)s, namespace, pod) group_left (node)
+                                                  %(workload)s{%(cl)s="$cluster"}
+                                                )
+                                              ||| % (c { workload: lib.podWorkloadRecord }), instant=true)],
+                                              h=7,
+                                              links=[g.runbookLink(cfg, cfg.causeCategories.sandbox.alert), g.runbookLink(cfg, 'KubecauseNodeNotReady'), g.runbookLink(cfg, 'KubecauseNodePressure')]),
                                       g.timeseries('Occurrences by cause',
                                                    'Warning Event occurrences per second by cause (counted as Kubernetes counts them; a lower bound, delayed by up to ~5 min).',
                                                    'cps',
@@ -54,8 +94,7 @@ local g = import 'lib/grafana.libsonnet';
                                               'short',
                                               [g.target('max by (namespace, kind, name, reason, cause) (kubecause_object_events{%(kc)s, %(cl)s="$cluster", kind!="Pod", namespace=~"$namespace"})' % c, instant=true)],
                                               links=[g.runbookLink(cfg, 'KubecausePVCProvisioningFailing')]),
-                                    ],
-                                    [g.namespaceVariable(cfg)]),
+                                    ]),
 
     [file('hosted-mesh')]: g.dashboard(cfg,
                                        file('hosted-mesh'),
