@@ -30,6 +30,9 @@
     // Window over which a container that flips between crashing and running (or a pod whose
     // Ready flaps) still counts as failing, as kubernetes-mixin's KubePodCrashLooping does.
     flapWindow: '5m',
+    // A pod Ready without interruption this long has recovered: its flapping-aware alerts
+    // resolve then. Longer than the running phase of a crash loop (about a minute).
+    recoveredAfter: '90s',
     // Node alerts skip cordoned nodes (kube_node_spec_unschedulable): drained for maintenance,
     // a NotReady or pressured node is expected there.
     excludeCordonedNodes: true,

@@ -169,11 +169,13 @@ local lib = import 'lib.libsonnet';
               and on (%(clusterLabel)s, namespace, pod)
               max by (%(clusterLabel)s, namespace, pod) (%(info)s)
               unless on (%(clusterLabel)s, namespace, pod)
+              %(recovered)s
+              unless on (%(clusterLabel)s, namespace, pod)
               label_replace(
                 kubecause_object_events{%(kubecauseSelector)s, kind="Pod", cause!="unknown"},
                 "pod", "$1", "name", "(.+)"
               )
-            ||| % (cfg { info: lib.ksm(cfg, 'kube_pod_info') }),
+            ||| % (cfg { info: lib.ksm(cfg, 'kube_pod_info'), recovered: lib.podRecovered(cfg) }),
             'for': cfg.containerWaitingFor,
             labels: { severity: 'warning' },
             annotations: {

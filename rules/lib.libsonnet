@@ -71,7 +71,7 @@
            }), '\n'),
 
   // kube-state-metrics state: the pod was not ready, or had a waiting container, at some point
-  // of the last flapWindow, and it still exists. A container that crashes about a minute after
+  // of the last flapWindow, it still exists, and it has not been Ready since recoveredAfter. A container that crashes about a minute after
   // each start flips Ready and waiting on and off; an instant test would reset `for:` at every
   // flip (kubernetes-mixin's KubePodCrashLooping uses max_over_time for the same reason).
   podFlappingNotReadyState(cfg)::
@@ -84,8 +84,16 @@
         )
         and on (%(clusterLabel)s, namespace, pod)
         max by (%(clusterLabel)s, namespace, pod) (%(info)s)
+        unless on (%(clusterLabel)s, namespace, pod)
+        %(recovered)s
       )
-    ||| % (cfg { info: $.ksm(cfg, 'kube_pod_info') }), '\n'),
+    ||| % (cfg { info: $.ksm(cfg, 'kube_pod_info'), recovered: $.podRecovered(cfg) }), '\n'),
+
+  // kube-state-metrics state: the pod has been Ready without interruption for recoveredAfter.
+  // A crash loop never gets there (its container runs about a minute at most between crashes),
+  // a fixed pod does: its alerts resolve then, not a whole flapWindow later.
+  podRecovered(cfg)::
+    '(max by (%(clusterLabel)s, namespace, pod) (min_over_time(kube_pod_status_ready{%(kubeStateMetricsSelector)s, condition="true"}[%(recoveredAfter)s])) == 1)' % cfg,
 
   // Adds node, workload_type and workload (from the recording rule podWorkloadRecord) to a
   // per-pod expression; a pod kube-state-metrics does not (yet) know keeps its alert, unlabelled.
