@@ -4,6 +4,7 @@
 //   (import 'mixin.libsonnet') + { _config+:: { kubecauseSelector: 'job="my-kubecause"' } }
 (import 'rules/alerts.libsonnet') +
 (import 'rules/rules.libsonnet') +
+(import 'rules/inhibit.libsonnet') +
 (import 'dashboards/dashboards.libsonnet') +
 {
   _config+:: {
@@ -20,6 +21,30 @@
     // kubecause runs as two replicas that both count; queries take the max across them.
     // Target labels that differ between the replicas:
     replicaLabels: ['instance', 'pod'],
+
+    // A scrape gap up to this long (kube-state-metrics or kubecause restarting, one failed
+    // scrape) neither resets a pending alert nor resolves a firing one: alerts read KSM and
+    // kubecause state through last_over_time over this window. A deleted pod's alerts resolve
+    // at most this long after its series go.
+    staleTolerance: '2m',
+    // Window over which a container that flips between crashing and running (or a pod whose
+    // Ready flaps) still counts as failing, as kubernetes-mixin's KubePodCrashLooping does.
+    flapWindow: '5m',
+    // A pod Ready without interruption this long has recovered: its flapping-aware alerts
+    // resolve then. Longer than the running phase of a crash loop (about a minute).
+    recoveredAfter: '90s',
+    // Node alerts skip cordoned nodes (kube_node_spec_unschedulable): drained for maintenance,
+    // a NotReady or pressured node is expected there.
+    excludeCordonedNodes: true,
+    // Clusters that reach the ingress gateway through a NodePort: a LoadBalancer Service
+    // without an address is expected, so KubecauseLoadBalancerNoAddress is not generated.
+    ingressByNodePort: false,
+    // kube-prometheus-stack (kubernetes-mixin) is installed: drop the Kubecause alerts that say
+    // the same as one of its alerts (KubecauseNodeNotReady = KubeNodeNotReady,
+    // KubecauseNodePressure = KubeNodePressure, KubecauseContainerWaiting = KubeContainerWaiting).
+    // The alerts that refine a kubernetes-mixin alert with a cause stay; the inhibition rules
+    // (rules/generated/inhibit-rules.yaml) let them silence it.
+    kubernetesMixinInstalled: false,
 
     // Alert durations. Most symptom alerts wait 15m: a page at 3 a.m. must be worth it.
     podStartFailingFor: '10m',
@@ -48,19 +73,34 @@
 
     // SLOs (30 day window, multi-window multi-burn-rate alerts from the SRE workbook).
     sloWindow: '30d',
-    podStartSLOTarget: 0.99,  // 99 % of pod starts without volume/sandbox/image failures
-    podStartSLOMinStarts: 10,  // pod-start burn alerts need at least this many starts in their long window
+    podStartSLOTarget: 0.99,  // 99 % of pod starts without a platform failure (podStart: platform causes)
+    // Minimum event counts: a ratio over a handful of pod starts says little (one failing pod of
+    // a small cluster is a 100 % error ratio; its own per-cause alert names it).
+    podStartSLOMinStarts: 10,  // pod starts in the long window
+    podStartSLOMinErrors: 3,  // platform-failed pod starts in the long window
+    podStartSLOMinShortErrors: 2,  // platform-failed pod starts in the short window (or pods stuck now)
     istiodRemoteSLOTarget: 0.999,  // istiod-remote endpoints correct 99.9 % of the time
+    // A burn alert of the time-based istiod-remote SLI needs this many bad samples (minutes) in
+    // its short window: one bad sample is not a page. A sustained mismatch is the job of
+    // KubecauseIstiodRemoteEndpointsMismatch; the burn alerts catch mismatches that come and go
+    // faster than its `for`, and stay silent while (and one short window after) it fires.
+    istiodRemoteSLOMinBadSamples: 2,
     sloBurnRates: [
       { long: '1h', short: '5m', factor: 14.4, severity: 'critical', 'for': '2m' },
       { long: '6h', short: '30m', factor: 6, severity: 'critical', 'for': '15m' },
       { long: '1d', short: '2h', factor: 3, severity: 'warning', 'for': '1h' },
       { long: '3d', short: '6h', factor: 1, severity: 'warning', 'for': '3h' },
     ],
+    // The SLIs are recorded over sloShortWindow; every longer window is derived from that
+    // record (as sloth and pyrra do), so no rule reads a raw 30-day range.
+    sloShortWindow: '5m',
     sloRecordWindows: ['5m', '30m', '1h', '2h', '6h', '1d', '3d', '30d'],
+    sloEvaluationInterval: '1m',  // evaluation interval of the SLO recording groups
 
     // Runbooks: docs/runbooks/<page>.md (English) or docs/runbooks/zh/<page>.md (Chinese).
-    runbookLanguage: 'en',  // 'en' | 'zh'
+    // Language of the alerts' summaries and descriptions and of the runbook pages: 'en' | 'zh'.
+    language: 'en',
+    runbookLanguage: self.language,  // 'en' | 'zh'
     runbookBaseURL: 'https://github.com/kubecause/kubecause/blob/main/docs/runbooks/',
     runbookURLPattern: self.runbookBaseURL + (if self.runbookLanguage == 'zh' then 'zh/' else '') + '%s.md',
 
@@ -70,77 +110,41 @@
     grafanaRefresh: '1m',
     grafanaTimeFrom: 'now-6h',
 
-    // The closed set of causes per category (the exporter's cause table), with the alert and
-    // runbook page of each category. symptoms: causes that follow from another cause of the
-    // same object; an alert shows them only when no root cause is live on the object.
-    causeCategories: {
-      volume: {
-        alert: 'KubecausePodVolumeFailing',
-        kind: 'Pod',
-        podStart: true,
-        causes: ['configmap_not_found', 'secret_not_found', 'config_key_missing', 'mount_timeout', 'volume_multi_attach', 'volume_attach_failed', 'subpath_failed', 'pvc_not_found', 'volume_mount_failed'],
-        symptoms: ['mount_timeout'],
-      },
-      sandbox: {
-        alert: 'KubecausePodSandboxFailing',
-        kind: 'Pod',
-        podStart: true,
-        causes: ['disk_full', 'memory_limit_too_small', 'sandbox_changed', 'sandbox_name_conflict', 'runtime_shim_error', 'runtime_timeout', 'cni_error', 'selinux_denied', 'sandbox_failed'],
-        symptoms: ['sandbox_changed'],
-      },
-      image: {
-        alert: 'KubecausePodImagePullFailing',
-        kind: 'Pod',
-        podStart: true,
-        causes: ['image_auth_failed', 'image_not_found', 'image_insecure_registry', 'image_registry_tls', 'image_registry_unreachable', 'image_pull_rate_limited', 'image_pull_timeout', 'image_pull_backoff', 'image_never_pull', 'image_invalid_name', 'image_pull_failed'],
-        symptoms: ['image_pull_backoff'],
-      },
-      probe: {
-        alert: 'KubecausePodProbeFailing',
-        kind: 'Pod',
-        podStart: false,
-        causes: [
-          p + '_probe_' + f
-          for p in ['liveness', 'readiness', 'startup']
-          for f in ['connection_refused', 'timeout', 'http_status', 'exec_failed', 'failed']
-        ],
-        symptoms: [],
-      },
-      container: {
-        alert: 'KubecauseContainerFailing',
-        kind: 'Pod',
-        podStart: false,
-        causes: ['crash_loop_backoff', 'container_config_error', 'container_create_failed', 'image_wrong_architecture', 'oom_killed', 'hook_failed'],
-        symptoms: ['crash_loop_backoff'],
-      },
-      eviction: {
-        alert: 'KubecausePodEvicted',
-        kind: 'Pod',
-        podStart: false,
-        causes: ['evicted_memory', 'evicted_disk', 'evicted_ephemeral_storage_limit', 'evicted_pids', 'evicted_other'],
-        symptoms: [],
-      },
-      scheduling: {
-        alert: 'KubecausePodUnschedulable',
-        kind: 'Pod',
-        podStart: false,
-        causes: ['scheduling_insufficient_resources', 'scheduling_node_selector_mismatch', 'scheduling_taint_not_tolerated', 'scheduling_pvc_unbound', 'scheduling_volume_node_affinity', 'scheduling_no_nodes', 'scheduling_port_conflict', 'scheduling_failed'],
-        symptoms: [],
-      },
-      storage: {
-        alert: 'KubecausePVCProvisioningFailing',
-        kind: 'PersistentVolumeClaim',
-        podStart: false,
-        causes: ['no_storage_class', 'provisioning_failed'],
-        symptoms: [],
-      },
-      other: {
-        alert: 'KubecauseUnclassifiedEvents',
-        kind: '',
-        podStart: false,
-        causes: ['unknown'],
-        symptoms: [],
-      },
+    // The cause table of the exporter is the only place where a cause is defined: its category
+    // (which alert shows it), whether it is a symptom, whether it counts against the pod-start
+    // SLO (podStart: platform) and its runbook. Point this at your own table (--causes.file) if
+    // you run one.
+    causeTable: std.parseYaml(importstr 'exporter/causes/causes.yaml'),
+
+    // The alert of each cause category and the kind of object its causes are counted on. A cause
+    // whose category is not listed here is counted by the exporter but has no alert of its own.
+    categoryAlerts: {
+      volume: { alert: 'KubecausePodVolumeFailing', kind: 'Pod' },
+      sandbox: { alert: 'KubecausePodSandboxFailing', kind: 'Pod' },
+      image: { alert: 'KubecausePodImagePullFailing', kind: 'Pod' },
+      probe: { alert: 'KubecausePodProbeFailing', kind: 'Pod' },
+      container: { alert: 'KubecauseContainerFailing', kind: 'Pod' },
+      eviction: { alert: 'KubecausePodEvicted', kind: 'Pod' },
+      scheduling: { alert: 'KubecausePodUnschedulable', kind: 'Pod' },
+      storage: { alert: 'KubecausePVCProvisioningFailing', kind: 'PersistentVolumeClaim' },
+      other: { alert: 'KubecauseUnclassifiedEvents', kind: '' },
     },
+
+    // Derived from the table (do not override): per category its causes and its symptoms
+    // (causes that follow from another cause of the same object; an alert shows them only when
+    // no root cause is live on the object).
+    causeCategories: {
+      [k]: $._config.categoryAlerts[k] {
+        causes: [c.name for c in $._config.causeTable.causes if c.category == k],
+        symptoms: [c.name for c in $._config.causeTable.causes if c.category == k && std.get(c, 'symptom', false)],
+      }
+      for k in std.objectFields($._config.categoryAlerts)
+    },
+    // Derived: the causes that count against the pod-start SLO (platform failures, root causes).
+    podStartSLOCauses: [
+      c.name
+      for c in self.causeTable.causes
+      if std.get(c, 'podStart', '') == 'platform' && !std.get(c, 'symptom', false)
+    ],
   },
 }

@@ -15,6 +15,46 @@ local g = import 'lib/grafana.libsonnet';
                                     'kubecause / Overview',
                                     'What broke, where and why: Warning Event occurrences by cause, the pods affected now with their runbooks.',
                                     [
+                                      g.table('Live problems',
+                                              'Pods with a live problem now: cause, node, owning workload (Deployment through its ReplicaSet) and when it was last seen (newest occurrence). The cause links its runbook section. Start here.',
+                                              'dateTimeFromNow',
+                                              [g.target(|||
+                                                max by (namespace, pod, cause, node, workload_type, workload, runbook_url) (
+                                                  label_replace(
+                                                    max by (%(cl)s, namespace, name, cause) (kubecause_object_event_last_timestamp_seconds{%(kc)s, %(cl)s="$cluster", kind="Pod", namespace=~"$namespace"}),
+                                                    "pod", "$1", "name", "(.+)"
+                                                  ) * 1000
+                                                  * on (%(cl)s, namespace, pod) group_left (node, workload_type, workload)
+                                                  %(workload)s{%(cl)s="$cluster"}
+                                                  * on (cause) group_left (runbook_url)
+                                                  max by (cause, runbook_url) (kubecause_cause_info{%(kc)s, %(cl)s="$cluster"})
+                                                )
+                                              ||| % (c { workload: lib.podWorkloadRecord }), instant=true)],
+                                              h=10,
+                                              fieldLinks={ cause: '${__data.fields.runbook_url}' },
+                                              hidden=['runbook_url'],
+                                              links=[g.runbookLink(cfg, cfg.causeCategories[k].alert) for k in ['volume', 'sandbox', 'image', 'probe', 'container', 'scheduling']]),
+                                      g.table('Firing kubecause alerts',
+                                              'Kubecause alerts firing now, with what they name (pod, node, workload, cause). The runbook of each alert is docs/runbooks/<alert name in lower case>.md (dashboard link Runbooks).',
+                                              'short',
+                                              [g.target('max by (alertname, severity, namespace, pod, node, workload, cause, persistentvolumeclaim, service) (ALERTS{alertname=~"Kubecause.*", alertstate="firing", %(cl)s="$cluster", namespace=~"$namespace|"})' % c, instant=true)],
+                                              h=7,
+                                              links=[{ title: 'Runbooks', url: std.strReplace(cfg.runbookURLPattern, '%s.md', 'README.md'), targetBlank: true }]),
+                                      g.table('Nodes: live problems per node',
+                                              'Pods with a live problem per node and cause: a node-level fault (full disk, CNI, runtime) shows as many pods of one node.',
+                                              'short',
+                                              [g.target(|||
+                                                count by (node, cause) (
+                                                  label_replace(
+                                                    max by (%(cl)s, namespace, name, cause) (kubecause_object_events{%(kc)s, %(cl)s="$cluster", kind="Pod", namespace=~"$namespace"}),
+                                                    "pod", "$1", "name", "(.+)"
+                                                  )
+                                                  * on (%(cl)s, namespace, pod) group_left (node)
+                                                  %(workload)s{%(cl)s="$cluster"}
+                                                )
+                                              ||| % (c { workload: lib.podWorkloadRecord }), instant=true)],
+                                              h=7,
+                                              links=[g.runbookLink(cfg, cfg.causeCategories.sandbox.alert), g.runbookLink(cfg, 'KubecauseNodeNotReady'), g.runbookLink(cfg, 'KubecauseNodePressure')]),
                                       g.timeseries('Occurrences by cause',
                                                    'Warning Event occurrences per second by cause (counted as Kubernetes counts them; a lower bound, delayed by up to ~5 min).',
                                                    'cps',
@@ -54,8 +94,7 @@ local g = import 'lib/grafana.libsonnet';
                                               'short',
                                               [g.target('max by (namespace, kind, name, reason, cause) (kubecause_object_events{%(kc)s, %(cl)s="$cluster", kind!="Pod", namespace=~"$namespace"})' % c, instant=true)],
                                               links=[g.runbookLink(cfg, 'KubecausePVCProvisioningFailing')]),
-                                    ],
-                                    [g.namespaceVariable(cfg)]),
+                                    ]),
 
     [file('hosted-mesh')]: g.dashboard(cfg,
                                        file('hosted-mesh'),
@@ -130,7 +169,7 @@ local g = import 'lib/grafana.libsonnet';
                                'Pod-start SLO (pods start without volume, sandbox or image-pull failures, once per pod) and istiod-remote SLO (endpoints correct, time based): budget left and burn rates.',
                                [
                                  g.stat('Pod-start SLI (%s)' % cfg.sloWindow,
-                                        'Share of pod starts in the SLO window without a volume, sandbox or image-pull root cause. Target %g.' % cfg.podStartSLOTarget,
+                                        'Share of pod starts in the SLO window without a platform failure (node, runtime, CNI, disk, storage attach; causes with podStart: platform in the cause table). Target %g.' % cfg.podStartSLOTarget,
                                         'percentunit',
                                         [g.target('1 - cluster:kubecause_pod_start_error:ratio_rate%s{%s="$cluster"}' % [cfg.sloWindow, c.cl])],
                                         w=8,
@@ -141,10 +180,13 @@ local g = import 'lib/grafana.libsonnet';
                                         [g.target('1 - cluster:kubecause_pod_start_error:ratio_rate%s{%s="$cluster"} / (1 - %g)' % [cfg.sloWindow, c.cl, cfg.podStartSLOTarget])],
                                         w=8,
                                         thresholds=[{ color: 'red', value: null }, { color: 'orange', value: 0 }, { color: 'green', value: 0.25 }]),
-                                 g.stat('Pod starts (%s)' % cfg.sloWindow,
-                                        'Pods the kubelets started in the SLO window (kube-state-metrics kube_pod_start_time).',
+                                 // The longest window the burn alerts record pod starts for (the
+                                 // SLO group records no 30d count: it is at its 20-rule limit).
+                                 local startsWindow = cfg.sloBurnRates[std.length(cfg.sloBurnRates) - 1].long;
+                                 g.stat('Pod starts (%s)' % startsWindow,
+                                        'Pods the kubelets started in the last %s (kube-state-metrics kube_pod_start_time); the burn alerts need at least %d in their long window.' % [startsWindow, cfg.podStartSLOMinStarts],
                                         'short',
-                                        [g.target('cluster:kubecause_pod_starts:count%s{%s="$cluster"}' % [cfg.sloWindow, c.cl])],
+                                        [g.target('cluster:kubecause_pod_starts:count%s{%s="$cluster"}' % [startsWindow, c.cl])],
                                         w=8),
                                  g.timeseries('Pod-start burn rate',
                                               'Error ratio divided by the error budget (1 = spending exactly the budget). The alerts page at 14.4 (1h) and 6 (6h).',

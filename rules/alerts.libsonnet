@@ -13,21 +13,31 @@ local lib = import 'lib.libsonnet';
   local podCategoryAlert(category, state, forDuration, summary, what) = {
     local cat = cats[category],
     alert: cat.alert,
-    expr: |||
+    expr: lib.withPodWorkload(cfg, |||
       (
       %(view)s
       )
       and on (%(clusterLabel)s, namespace, pod)
       %(state)s
-    ||| % (cfg { view: lib.categoryPodView(cfg, cat), state: state }),
+    ||| % (cfg { view: lib.categoryPodView(cfg, cat), state: state })) + '\n',
     'for': forDuration,
+    // A firing alert rides out a short gap of its series (exporter restart) instead of
+    // resolving and paging again.
+    keep_firing_for: cfg.staleTolerance,
     labels: { severity: 'warning' },
     annotations: {
       summary: summary,
-      description: 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s %s: {{ $labels.cause }} (occurrences on live Events: {{ $value | humanize }}).' % [onCluster, what],
+      description: lib.t(cfg, 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s%s %s: {{ $labels.cause }} (occurrences on live Events: {{ $value | humanize }}).', 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s%s%s：{{ $labels.cause }}（存活事件中的发生次数：{{ $value | humanize }}）。') % [onCluster, lib.podWhere(cfg), what],
       runbook_url: lib.runbookURL(cfg, cat.alert, '{{ $labels.cause }}'),
     },
   },
+
+  // Node alerts skip cordoned nodes when excludeCordonedNodes is set.
+  local unlessCordoned =
+    if cfg.excludeCordonedNodes then |||
+      unless on (%(clusterLabel)s, node)
+      (max by (%(clusterLabel)s, node) (%(unsched)s) == 1)
+    ||| % (cfg { unsched: lib.ksm(cfg, 'kube_node_spec_unschedulable') }) else '',
 
   prometheusAlerts+:: {
     groups+: [
@@ -37,28 +47,28 @@ local lib = import 'lib.libsonnet';
           podCategoryAlert('volume',
                            lib.podNotStartedState(cfg),
                            cfg.podStartFailingFor,
-                           'Pods cannot mount their volumes.',
-                           'cannot mount its volumes'),
+                           lib.t(cfg, 'Pods cannot mount their volumes.', 'Pod 无法挂载其卷。'),
+                           lib.t(cfg, 'cannot mount its volumes', '无法挂载其卷')),
           podCategoryAlert('sandbox',
                            lib.podNotStartedState(cfg),
                            cfg.podStartFailingFor,
-                           'Pod sandboxes cannot be created.',
-                           'cannot get a pod sandbox'),
+                           lib.t(cfg, 'Pod sandboxes cannot be created.', '无法创建 Pod sandbox。'),
+                           lib.t(cfg, 'cannot get a pod sandbox', '无法创建 Pod sandbox')),
           podCategoryAlert('image',
                            lib.podNotStartedState(cfg),
                            cfg.podStartFailingFor,
-                           'Pods cannot pull their images.',
-                           'cannot pull an image'),
+                           lib.t(cfg, 'Pods cannot pull their images.', 'Pod 无法拉取镜像。'),
+                           lib.t(cfg, 'cannot pull an image', '无法拉取镜像')),
           podCategoryAlert('probe',
-                           lib.podNotReadyState(cfg),
+                           lib.podFlappingNotReadyState(cfg),
                            cfg.podProbeFailingFor,
-                           'Pod probes are failing.',
-                           'fails a probe'),
+                           lib.t(cfg, 'Pod probes are failing.', 'Pod 探针失败。'),
+                           lib.t(cfg, 'fails a probe', '探针失败')),
           podCategoryAlert('container',
-                           lib.podNotReadyState(cfg),
+                           lib.podFlappingNotReadyState(cfg),
                            cfg.containerFailingFor,
-                           'Containers fail to start or keep crashing.',
-                           'has a failing container'),
+                           lib.t(cfg, 'Containers fail to start or keep crashing.', '容器无法启动或反复崩溃。'),
+                           lib.t(cfg, 'has a failing container', '有容器失败')),
           {
             alert: cats.eviction.alert,
             expr: |||
@@ -70,16 +80,16 @@ local lib = import 'lib.libsonnet';
             'for': cfg.podEvictedFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Pods were evicted from their nodes.',
-              description: '{{ $value | humanize }} pods in namespace {{ $labels.namespace }}%s were evicted: {{ $labels.cause }}.' % onCluster,
+              summary: lib.t(cfg, 'Pods were evicted from their nodes.', 'Pod 被从节点驱逐。'),
+              description: lib.t(cfg, '{{ $value | humanize }} pods in namespace {{ $labels.namespace }}%s were evicted: {{ $labels.cause }}.', '命名空间 {{ $labels.namespace }}%s 中有 {{ $value | humanize }} 个 Pod 被驱逐：{{ $labels.cause }}。') % onCluster,
               runbook_url: lib.runbookURL(cfg, cats.eviction.alert, '{{ $labels.cause }}'),
             },
           },
           podCategoryAlert('scheduling',
-                           'max by (%(clusterLabel)s, namespace, pod) (kube_pod_status_unschedulable{%(kubeStateMetricsSelector)s}) == 1\n' % cfg,
+                           'max by (%(clusterLabel)s, namespace, pod) (%(u)s) == 1\n' % (cfg { u: lib.ksm(cfg, 'kube_pod_status_unschedulable') }),
                            cfg.podUnschedulableFor,
-                           'Pods cannot be scheduled.',
-                           'cannot be scheduled'),
+                           lib.t(cfg, 'Pods cannot be scheduled.', 'Pod 无法调度。'),
+                           lib.t(cfg, 'cannot be scheduled', '无法调度')),
         ],
       },
       {
@@ -100,13 +110,14 @@ local lib = import 'lib.libsonnet';
             'for': cfg.pvcProvisioningFailingFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Persistent volume claims cannot be provisioned.',
-              description: 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s stays Pending: {{ $labels.cause }}.' % onCluster,
+              summary: lib.t(cfg, 'Persistent volume claims cannot be provisioned.', '无法为 PVC 供应卷。'),
+              description: lib.t(cfg, 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s stays Pending: {{ $labels.cause }}.', 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s 一直处于 Pending：{{ $labels.cause }}。') % onCluster,
               runbook_url: lib.runbookURL(cfg, cats.storage.alert, '{{ $labels.cause }}'),
             },
           },
           {
-            // S2: a PVC a pod needs stays Pending after its Events expired (or none were sent).
+            // S2: a PVC a pod needs stays Pending after its Events expired, none were sent, or
+            // only Events no rule recognises (cause unknown) explain it.
             alert: 'KubecausePVCPending',
             expr: |||
               (
@@ -118,15 +129,15 @@ local lib = import 'lib.libsonnet';
               max by (%(clusterLabel)s, namespace, persistentvolumeclaim, storageclass) (kube_persistentvolumeclaim_info{%(kubeStateMetricsSelector)s})
               unless on (%(clusterLabel)s, namespace, persistentvolumeclaim)
               label_replace(
-                kubecause_object_events{%(kubecauseSelector)s, kind="PersistentVolumeClaim"},
+                kubecause_object_events{%(kubecauseSelector)s, kind="PersistentVolumeClaim", cause!="unknown"},
                 "persistentvolumeclaim", "$1", "name", "(.+)"
               )
             ||| % cfg,
             'for': cfg.pvcPendingFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Persistent volume claims used by pods stay Pending.',
-              description: 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s is used by a pod and has been Pending for %s ({{ with $labels.storageclass }}storage class {{ . }}{{ else }}no storage class{{ end }}).' % [onCluster, cfg.pvcPendingFor],
+              summary: lib.t(cfg, 'Persistent volume claims used by pods stay Pending.', '被 Pod 使用的 PVC 一直处于 Pending。'),
+              description: lib.t(cfg, 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s is used by a pod and has been Pending for %s ({{ with $labels.storageclass }}storage class {{ . }}{{ else }}no storage class{{ end }}).', 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s 被 Pod 使用，已 Pending %s（{{ with $labels.storageclass }}StorageClass {{ . }}{{ else }}没有 StorageClass{{ end }}）。') % [onCluster, cfg.pvcPendingFor],
               runbook_url: lib.runbookURL(cfg, 'KubecausePVCPending'),
             },
           },
@@ -139,8 +150,8 @@ local lib = import 'lib.libsonnet';
             'for': cfg.pvcTerminatingFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Persistent volume claims stay Terminating.',
-              description: 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s was deleted more than %s ago and still exists: a finalizer keeps it.' % [onCluster, cfg.pvcTerminatingFor],
+              summary: lib.t(cfg, 'Persistent volume claims stay Terminating.', 'PVC 一直处于 Terminating。'),
+              description: lib.t(cfg, 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s was deleted more than %s ago and still exists: a finalizer keeps it.', 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s 在 %s 前已被删除但仍然存在：被 finalizer 保留。') % [onCluster, cfg.pvcTerminatingFor],
               runbook_url: lib.runbookURL(cfg, 'KubecausePVCStuckTerminating'),
             },
           },
@@ -148,71 +159,84 @@ local lib = import 'lib.libsonnet';
       },
       {
         name: 'kubecause-state',
-        rules: [
-          {
-            // S4/S5: containers stuck waiting while no live Event explains why.
+        rules: std.prune([
+          if !cfg.kubernetesMixinInstalled then {
+            // S4/S5: containers stuck waiting while no live Event explains why. Read over
+            // flapWindow: a container that runs a minute between crashes still counts.
             alert: 'KubecauseContainerWaiting',
             expr: |||
-              max by (%(clusterLabel)s, namespace, pod, container, reason) (kube_pod_container_status_waiting_reason{%(kubeStateMetricsSelector)s, reason=~"CrashLoopBackOff|CreateContainerError|CreateContainerConfigError|RunContainerError"}) == 1
+              max by (%(clusterLabel)s, namespace, pod, container, reason) (max_over_time(kube_pod_container_status_waiting_reason{%(kubeStateMetricsSelector)s, reason=~"CrashLoopBackOff|CreateContainerError|CreateContainerConfigError|RunContainerError"}[%(flapWindow)s])) == 1
+              and on (%(clusterLabel)s, namespace, pod)
+              max by (%(clusterLabel)s, namespace, pod) (%(info)s)
+              unless on (%(clusterLabel)s, namespace, pod)
+              %(recovered)s
               unless on (%(clusterLabel)s, namespace, pod)
               label_replace(
                 kubecause_object_events{%(kubecauseSelector)s, kind="Pod", cause!="unknown"},
                 "pod", "$1", "name", "(.+)"
               )
-            ||| % cfg,
+            ||| % (cfg { info: lib.ksm(cfg, 'kube_pod_info'), recovered: lib.podRecovered(cfg) }),
             'for': cfg.containerWaitingFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Containers are stuck waiting and no Event explains why.',
-              description: 'Container {{ $labels.container }} of pod {{ $labels.namespace }}/{{ $labels.pod }}%s has been waiting in {{ $labels.reason }} for %s.' % [onCluster, cfg.containerWaitingFor],
+              summary: lib.t(cfg, 'Containers are stuck waiting and no Event explains why.', '容器一直处于等待状态，且没有事件说明原因。'),
+              description: lib.t(cfg, 'Container {{ $labels.container }} of pod {{ $labels.namespace }}/{{ $labels.pod }}%s has been waiting in {{ $labels.reason }} for %s.', 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s 的容器 {{ $labels.container }} 已处于 {{ $labels.reason }} 等待 %s。') % [onCluster, cfg.containerWaitingFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseContainerWaiting', '{{ $labels.reason | toLower }}'),
             },
           },
-          {
+          if !cfg.ingressByNodePort then {
             // S3/S6: a LoadBalancer Service never gets an address (no metalLB or cloud LB).
             alert: 'KubecauseLoadBalancerNoAddress',
             expr: |||
-              max by (%(clusterLabel)s, namespace, service) (kube_service_spec_type{%(kubeStateMetricsSelector)s, type="LoadBalancer"}) == 1
+              max by (%(clusterLabel)s, namespace, service) (%(type)s) == 1
               unless on (%(clusterLabel)s, namespace, service)
-              max by (%(clusterLabel)s, namespace, service) (kube_service_status_load_balancer_ingress{%(kubeStateMetricsSelector)s})
-            ||| % cfg,
+              max by (%(clusterLabel)s, namespace, service) (%(ingress)s)
+            ||| % (cfg {
+                     type: lib.ksm(cfg, 'kube_service_spec_type', 'type="LoadBalancer"'),
+                     ingress: lib.ksm(cfg, 'kube_service_status_load_balancer_ingress'),
+                   }),
             'for': cfg.loadBalancerNoAddressFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'LoadBalancer Services have no external address.',
-              description: 'Service {{ $labels.namespace }}/{{ $labels.service }}%s is of type LoadBalancer and has had no ingress address for %s.' % [onCluster, cfg.loadBalancerNoAddressFor],
+              summary: lib.t(cfg, 'LoadBalancer Services have no external address.', 'LoadBalancer 类型的 Service 没有外部地址。'),
+              description: lib.t(cfg, 'Service {{ $labels.namespace }}/{{ $labels.service }}%s is of type LoadBalancer and has had no ingress address for %s.', 'Service {{ $labels.namespace }}/{{ $labels.service }}%s 为 LoadBalancer 类型，已有 %s 没有 ingress 地址。') % [onCluster, cfg.loadBalancerNoAddressFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseLoadBalancerNoAddress'),
             },
           },
-          {
-            // S17 (kubelet cannot start, e.g. no pids cgroup) and nodes down in general.
+          if !cfg.kubernetesMixinInstalled then {
+            // S17 (kubelet cannot start, e.g. no pids cgroup) and nodes down in general. Read
+            // over flapWindow: a node that flips between Ready and NotReady still counts; a
+            // single reboot shorter than the `for` does not page.
             alert: 'KubecauseNodeNotReady',
             expr: |||
-              max by (%(clusterLabel)s, node) (kube_node_status_condition{%(kubeStateMetricsSelector)s, condition="Ready", status=~"false|unknown"}) == 1
-            ||| % cfg,
+              max by (%(clusterLabel)s, node) (max_over_time(kube_node_status_condition{%(kubeStateMetricsSelector)s, condition="Ready", status=~"false|unknown"}[%(flapWindow)s])) == 1
+              and on (%(clusterLabel)s, node)
+              max by (%(clusterLabel)s, node) (%(info)s)
+            ||| % (cfg { info: lib.ksm(cfg, 'kube_node_info') }) + unlessCordoned,
             'for': cfg.nodeNotReadyFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Nodes are not ready.',
-              description: 'Node {{ $labels.node }}%s has not been Ready for %s.' % [onCluster, cfg.nodeNotReadyFor],
+              summary: lib.t(cfg, 'Nodes are not ready.', '节点未就绪。'),
+              description: lib.t(cfg, 'Node {{ $labels.node }}%s has not been Ready for %s.', '节点 {{ $labels.node }}%s 已有 %s 未处于 Ready。') % [onCluster, cfg.nodeNotReadyFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseNodeNotReady'),
             },
           },
-          {
+          if !cfg.kubernetesMixinInstalled then {
             // S18: DiskPressure evicts pods; memory and PID pressure likewise.
             alert: 'KubecauseNodePressure',
             expr: |||
-              max by (%(clusterLabel)s, node, condition) (kube_node_status_condition{%(kubeStateMetricsSelector)s, condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"}) == 1
-            ||| % cfg,
+              max by (%(clusterLabel)s, node, condition) (%(cond)s) == 1
+            ||| % (cfg { cond: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"') }) + unlessCordoned,
             'for': cfg.nodePressureFor,
+            keep_firing_for: cfg.staleTolerance,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Nodes report resource pressure and evict pods.',
-              description: 'Node {{ $labels.node }}%s has reported {{ $labels.condition }} for %s; the kubelet evicts pods and admits no new ones.' % [onCluster, cfg.nodePressureFor],
+              summary: lib.t(cfg, 'Nodes report resource pressure and evict pods.', '节点报告资源压力并驱逐 Pod。'),
+              description: lib.t(cfg, 'Node {{ $labels.node }}%s has reported {{ $labels.condition }} for %s; the kubelet evicts pods and admits no new ones.', '节点 {{ $labels.node }}%s 已报告 {{ $labels.condition }} 达 %s；kubelet 会驱逐 Pod 且不再接纳新 Pod。') % [onCluster, cfg.nodePressureFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseNodePressure', '{{ $labels.condition | toLower }}'),
             },
           },
-        ],
+        ]),
       },
       {
         name: 'kubecause-istiod-remote',
@@ -220,39 +244,39 @@ local lib = import 'lib.libsonnet';
           {
             alert: 'KubecauseIstiodRemoteEndpointsMismatch',
             expr: |||
-              max by (%(clusterLabel)s, check, namespace, service) (kubecause_endpoints_state{%(kubecauseSelector)s, %(istiodRemoteSelector)s, state="mismatch"}) == 1
+              max by (%(clusterLabel)s, check, namespace, service) (last_over_time(kubecause_endpoints_state{%(kubecauseSelector)s, %(istiodRemoteSelector)s, state="mismatch"}[%(staleTolerance)s])) == 1
             ||| % cfg,
             'for': cfg.istiodMismatchFor,
             labels: { severity: 'critical' },
             annotations: {
-              summary: 'The istiod-remote endpoints point at the wrong addresses.',
-              description: 'Endpoints of Service {{ $labels.namespace }}/{{ $labels.service }}%s do not match what check {{ $labels.check }} expects: sidecars and gateways of this cluster cannot reach istiod.' % onCluster,
+              summary: lib.t(cfg, 'The istiod-remote endpoints point at the wrong addresses.', 'istiod-remote 端点指向了错误的地址。'),
+              description: lib.t(cfg, 'Endpoints of Service {{ $labels.namespace }}/{{ $labels.service }}%s do not match what check {{ $labels.check }} expects: sidecars and gateways of this cluster cannot reach istiod.', 'Service {{ $labels.namespace }}/{{ $labels.service }}%s 的端点与检查 {{ $labels.check }} 的期望不一致：该集群的 sidecar 和网关无法连接 istiod。') % onCluster,
               runbook_url: lib.runbookURL(cfg, 'KubecauseIstiodRemoteEndpointsMismatch'),
             },
           },
           {
             alert: 'KubecauseIstiodRemoteExpectationUnknown',
             expr: |||
-              max by (%(clusterLabel)s, check, namespace, service) (kubecause_endpoints_state{%(kubecauseSelector)s, %(istiodRemoteSelector)s, state="unknown"}) == 1
+              max by (%(clusterLabel)s, check, namespace, service) (last_over_time(kubecause_endpoints_state{%(kubecauseSelector)s, %(istiodRemoteSelector)s, state="unknown"}[%(staleTolerance)s])) == 1
             ||| % cfg,
             'for': cfg.istiodUnknownFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'The expected istiod-remote endpoints cannot be determined.',
-              description: 'Check {{ $labels.check }} cannot tell which addresses Service {{ $labels.namespace }}/{{ $labels.service }}%s should have (hosted istiod pod or its LoadBalancer address missing).' % onCluster,
+              summary: lib.t(cfg, 'The expected istiod-remote endpoints cannot be determined.', '无法确定 istiod-remote 应有的端点。'),
+              description: lib.t(cfg, 'Check {{ $labels.check }} cannot tell which addresses Service {{ $labels.namespace }}/{{ $labels.service }}%s should have (hosted istiod pod or its LoadBalancer address missing).', '检查 {{ $labels.check }} 无法确定 Service {{ $labels.namespace }}/{{ $labels.service }}%s 应有的地址（缺少托管 istiod Pod 或其 LoadBalancer 地址）。') % onCluster,
               runbook_url: lib.runbookURL(cfg, 'KubecauseIstiodRemoteExpectationUnknown'),
             },
           },
           {
             alert: 'KubecauseEndpointCheckFailing',
             expr: |||
-              max by (%(clusterLabel)s, check, namespace, service) (kubecause_endpoints_state{%(kubecauseSelector)s, state="error"}) == 1
+              max by (%(clusterLabel)s, check, namespace, service) (last_over_time(kubecause_endpoints_state{%(kubecauseSelector)s, state="error"}[%(staleTolerance)s])) == 1
             ||| % cfg,
             'for': cfg.endpointCheckFailingFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Endpoint checks cannot be evaluated.',
-              description: 'Check {{ $labels.check }} of Service {{ $labels.namespace }}/{{ $labels.service }}%s has been failing for %s.' % [onCluster, cfg.endpointCheckFailingFor],
+              summary: lib.t(cfg, 'Endpoint checks cannot be evaluated.', '无法执行端点检查。'),
+              description: lib.t(cfg, 'Check {{ $labels.check }} of Service {{ $labels.namespace }}/{{ $labels.service }}%s has been failing for %s.', 'Service {{ $labels.namespace }}/{{ $labels.service }}%s 的检查 {{ $labels.check }} 已失败 %s。') % [onCluster, cfg.endpointCheckFailingFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseEndpointCheckFailing'),
             },
           },
@@ -269,10 +293,12 @@ local lib = import 'lib.libsonnet';
               absent(up{%(kubecauseSelector)s})
             ||| % cfg,
             'for': cfg.exporterDownFor,
-            labels: { severity: 'critical' },
+            // A warning: kubecause being down loses diagnosis, not workloads; the pods, nodes
+            // and the mesh keep running (a page would wake someone for the monitoring itself).
+            labels: { severity: 'warning' },
             annotations: {
-              summary: 'The kubecause exporter is down.',
-              description: 'No kubecause replica%s has been scraped successfully for %s: Event causes and istiod-remote checks are not monitored.' % [onCluster, cfg.exporterDownFor],
+              summary: lib.t(cfg, 'The kubecause exporter is down.', 'kubecause exporter 已停止。'),
+              description: lib.t(cfg, 'No kubecause replica%s has been scraped successfully for %s: Event causes and istiod-remote checks are not monitored.', 'kubecause 的所有副本%s 已有 %s 无法被成功抓取：事件原因和 istiod-remote 检查不再受监控。') % [onCluster, cfg.exporterDownFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseDown'),
             },
           },
@@ -284,8 +310,8 @@ local lib = import 'lib.libsonnet';
             'for': cfg.watchFailingFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'The kubecause exporter cannot watch Events.',
-              description: 'kubecause {{ $labels.instance }}%s has not been able to list or watch Events for %s.' % [onCluster, cfg.watchFailingFor],
+              summary: lib.t(cfg, 'The kubecause exporter cannot watch Events.', 'kubecause exporter 无法监听事件。'),
+              description: lib.t(cfg, 'kubecause {{ $labels.instance }}%s has not been able to list or watch Events for %s.', 'kubecause {{ $labels.instance }}%s 已有 %s 无法 list 或 watch 事件。') % [onCluster, cfg.watchFailingFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseWatchFailing'),
             },
           },
@@ -297,8 +323,8 @@ local lib = import 'lib.libsonnet';
             'for': cfg.seriesCapFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'The kubecause exporter drops series because a cap is reached.',
-              description: 'kubecause%s drops new label sets of {{ $labels.metric }} ({{ $value | humanize }}/s): the cap is reached.' % onCluster,
+              summary: lib.t(cfg, 'The kubecause exporter drops series because a cap is reached.', 'kubecause exporter 达到序列上限，正在丢弃序列。'),
+              description: lib.t(cfg, 'kubecause%s drops new label sets of {{ $labels.metric }} ({{ $value | humanize }}/s): the cap is reached.', 'kubecause%s 正在丢弃 {{ $labels.metric }} 的新标签组合（{{ $value | humanize }}/s）：已达到上限。') % onCluster,
               runbook_url: lib.runbookURL(cfg, 'KubecauseSeriesCapReached'),
             },
           },
@@ -320,8 +346,8 @@ local lib = import 'lib.libsonnet';
             'for': cfg.unclassifiedFor,
             labels: { severity: 'info' },
             annotations: {
-              summary: 'Many Events match no rule of the cause table.',
-              description: '{{ $value | humanizePercentage }} of the Event occurrences%s in the last hour have cause unknown.' % onCluster,
+              summary: lib.t(cfg, 'Many Events match no rule of the cause table.', '大量事件未匹配原因表中的任何规则。'),
+              description: lib.t(cfg, '{{ $value | humanizePercentage }} of the Event occurrences%s in the last hour have cause unknown.', '最近一小时内%s {{ $value | humanizePercentage }} 的事件发生次数原因为 unknown。') % onCluster,
               runbook_url: lib.runbookURL(cfg, cats.other.alert, 'unknown'),
             },
           },

@@ -21,26 +21,59 @@ local lib = import 'lib.libsonnet';
   local cl = cfg.clusterLabel,
 
   local podStartBad(w) = lib.podStartBad(cfg, w),
+  local short = cfg.sloShortWindow,
+  local longWindows = [w for w in cfg.sloRecordWindows if w != short],
+  // The windows the burn alerts read counts of (minimum event counts).
+  local burnLong = [b.long for b in cfg.sloBurnRates],
+  local burnShort = [b.short for b in cfg.sloBurnRates],
 
   local podStartsRecord(w) = 'cluster:kubecause_pod_starts:count%s' % w,
+  local podStartErrorsRecord(w) = 'cluster:kubecause_pod_start_errors:count%s' % w,
   local podStartErrorRecord(w) = 'cluster:kubecause_pod_start_error:ratio_rate%s' % w,
+  local podStartStuckRecord = 'cluster:kubecause_pod_start_stuck:count',
   local istiodErrorRecord(w) = 'cluster:kubecause_istiod_remote_error:ratio_rate%s' % w,
+  local istiodBadRecord(w) = 'cluster:kubecause_istiod_remote_bad_samples:count%s' % w,
 
-  // guard(long window) is an optional extra condition, e.g. a minimum number of events in the window.
-  local burnAlert(name, record, target, what, guard=null) = [
+  // A count over window w from the record of the short window. The short-window record is
+  // evaluated every sloEvaluationInterval (the group interval is set to it), so each event is
+  // in short/interval consecutive samples: the sum over w divided by that is the count in w.
+  local derivedCount(record, w) =
+    'sum_over_time(%(r)s[%(w)s]) / %(n)d\n' % {
+      r: record(short),
+      w: w,
+      n: lib.seconds(short) / lib.seconds(cfg.sloEvaluationInterval),
+    },
+
+  // Records of the pod-start SLI for window w, derived from the short-window records.
+  local podStartDerived(w) = (
+    if std.member(burnLong, w) then [{ record: podStartsRecord(w), expr: derivedCount(podStartsRecord, w) }] else []
+  ) + (
+    if std.member(burnLong + burnShort, w) then [{ record: podStartErrorsRecord(w), expr: derivedCount(podStartErrorsRecord, w) }] else []
+  ) + [
+    {
+      record: podStartErrorRecord(w),
+      expr: 'clamp_max(sum_over_time(%s[%s]) / sum_over_time(%s[%s]), 1)\n' % [podStartErrorsRecord(short), w, podStartsRecord(short), w],
+    },
+  ],
+
+  // Burn-rate alerts of an SLO, one per window pair of sloBurnRates.
+  // guard(pair) is an extra condition (minimum event counts); forOf(pair) the `for` of the pair.
+  local burnAlert(name, record, target, what, guard=null, forOf=null, exprOf=null) = [
     {
       alert: name,
-      expr: |||
-              %(record)s%(long)s > (%(factor)s * (1 - %(target)s))
-              and
-              %(record)s%(short)s > (%(factor)s * (1 - %(target)s))
-            ||| % (b { record: record, target: std.format('%g', target), factor: std.format('%g', b.factor) })
-            + (if guard == null then '' else guard(b.long)),
-      'for': b['for'],
+      expr: if exprOf != null then exprOf(b) else |||
+                                                    %(record)s%(long)s > (%(factor)s * (1 - %(target)s))
+                                                    and
+                                                    %(record)s%(short)s > (%(factor)s * (1 - %(target)s))
+                                                  ||| % (b { record: record, target: std.format('%g', target), factor: std.format('%g', b.factor) })
+                                                  + (if guard == null then '' else guard(b)),
+      'for': if forOf == null then b['for'] else forOf(b),
       labels: { severity: b.severity, long: b.long, short: b.short },
       annotations: {
-        summary: 'The %s SLO burns its error budget too fast.' % what,
-        description: 'The %s error ratio%s over the last %s is {{ $value | humanizePercentage }}: %s times the rate that spends the %s error budget of a %s target.' % [what, lib.onCluster(cfg), b.long, std.format('%g', b.factor), cfg.sloWindow, std.format('%g', target)],
+        summary: lib.t(cfg, 'The %s SLO burns its error budget too fast.', '%s SLO 的错误预算消耗过快。') % what,
+        description: lib.t(cfg,
+                           'The %s error ratio%s over the last %s is {{ $value | humanizePercentage }}: %s times the rate that spends the %s error budget of a %s target.',
+                           '%s 的错误率%s 在最近 %s 内为 {{ $value | humanizePercentage }}：以 %s 倍的速率消耗 %s 的错误预算（目标 %s）。') % [what, lib.onCluster(cfg), b.long, std.format('%g', b.factor), cfg.sloWindow, std.format('%g', target)],
         runbook_url: lib.runbookURL(cfg, name),
       },
     }
@@ -71,36 +104,125 @@ local lib = import 'lib.libsonnet';
         ],
       },
       {
-        name: 'kubecause-slo-pod-start',
+        // State of pods the alerts and the SLO read. First: one series per pod with its node
+        // and its owning workload, value 1. The owner of a ReplicaSet (a Deployment) is the
+        // workload of its pods. Read through last_over_time
+        // so a kube-state-metrics restart does not change the labels of the alerts joined to it.
+        name: 'kubecause-pod-workload',
         rules: [
           {
-            record: podStartsRecord(w),
+            record: lib.podWorkloadRecord,
+            expr: |||
+              max by (%(cl)s, namespace, pod, node, workload_type, workload) (
+                (
+                  %(node)s
+                )
+                * on (%(cl)s, namespace, pod) group_left (workload_type, workload)
+                (
+                  %(owned)s
+                  or
+                  # A pod without owner, or owned by a ReplicaSet without owner, is its own workload.
+                  label_replace(label_replace(
+                    max by (%(cl)s, namespace, pod) (%(podInfo)s),
+                    "workload_type", "Pod", "", ""), "workload", "$1", "pod", "(.+)")
+                  unless on (%(cl)s, namespace, pod)
+                  max by (%(cl)s, namespace, pod) (
+                    label_replace(%(podOwner)s, "replicaset", "$1", "owner_name", "(.+)")
+                    and on (%(cl)s, namespace, replicaset)
+                    %(rsOwner)s
+                    or
+                    %(otherOwner)s
+                  )
+                )
+              )
+            ||| % {
+              cl: cl,
+              // Pods with a known owning workload: a ReplicaSet's owner (Deployment), or the
+              // pod's own owner when it is not a ReplicaSet (StatefulSet, DaemonSet, Job, ...).
+              owned: std.join('\n    ', std.split(|||
+                topk by (%(cl)s, namespace, pod) (1, max by (%(cl)s, namespace, pod, workload_type, workload) (
+                  max by (%(cl)s, namespace, pod, replicaset) (
+                    label_replace(%(podOwner)s, "replicaset", "$1", "owner_name", "(.+)")
+                  )
+                  * on (%(cl)s, namespace, replicaset) group_left (workload_type, workload)
+                  topk by (%(cl)s, namespace, replicaset) (1, max by (%(cl)s, namespace, replicaset, workload_type, workload) (
+                    label_replace(label_replace(%(rsOwner)s,
+                      "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
+                  ))
+                  or
+                  max by (%(cl)s, namespace, pod, workload_type, workload) (
+                    label_replace(label_replace(%(otherOwner)s,
+                      "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
+                  )
+                ))
+              ||| % {
+                cl: cl,
+                podOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="ReplicaSet"'),
+                rsOwner: lib.ksm(cfg, 'kube_replicaset_owner', 'owner_kind!="", owner_kind!="<none>"'),
+                otherOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind!="ReplicaSet", owner_kind!="", owner_kind!="<none>"'),
+              }, '\n')[:-1]),
+              // The node of the pod now; during a scrape gap, the last one seen.
+              node: std.join('\n    ', [
+                'max by (%s, namespace, pod, node) (kube_pod_info{%s})' % [cl, ksm],
+                'or',
+                '(max by (%s, namespace, pod, node) (%s) unless on (%s, namespace, pod) kube_pod_info{%s})' % [cl, lib.ksm(cfg, 'kube_pod_info'), cl, ksm],
+              ]),
+              podInfo: lib.ksm(cfg, 'kube_pod_info'),
+              podOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="ReplicaSet"'),
+              rsOwner: lib.ksm(cfg, 'kube_replicaset_owner', 'owner_kind!="", owner_kind!="<none>"'),
+              otherOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind!="ReplicaSet", owner_kind!="", owner_kind!="<none>"'),
+            },
+          },
+          {
+            // Pods that have not started and show a platform root cause now: while there are
+            // some, the outage goes on even when no new pod starts (the short window of the
+            // burn alerts would otherwise see no starts and resolve while pods are broken).
+            record: podStartStuckRecord,
             expr: |||
               count by (%(cl)s) (
-                max by (%(cl)s, namespace, pod, uid) (last_over_time(kube_pod_start_time{%(ksm)s}[%(w)s])) > time() - %(s)d
-              )
-            ||| % { cl: cl, ksm: ksm, w: w, s: lib.seconds(w) },
-          }
-          for w in cfg.sloRecordWindows
-        ] + [
-          {
-            record: podStartErrorRecord(w),
-            expr: |||
-              clamp_max(
                 (
-                  %(bad)s    or
-                  0 * %(total)s
+                %(view)s
                 )
-                / %(total)s,
-                1
+                and on (%(cl)s, namespace, pod)
+                %(state)s
               )
-            ||| % { bad: podStartBad(w), total: podStartsRecord(w) },
-          }
-          for w in cfg.sloRecordWindows
+            ||| % { cl: cl, view: lib.podView(cfg, lib.podStartCauses(cfg)), state: lib.podNotStartedState(cfg) },
+          },
         ],
       },
       {
+        // Pod-start SLI over the short window. Only platform causes count (cause table:
+        // podStart: platform); a tenant's typo'd image tag or missing ConfigMap is that
+        // workload's alert, not the platform's budget.
+        name: 'kubecause-slo-pod-start',
+        interval: cfg.sloEvaluationInterval,
+        rules: [
+          {
+            record: podStartsRecord(short),
+            // Every pod seen in the window counts 0 or 1, so the record exists (and is 0) in a
+            // window without starts: the derived windows average over it.
+            expr: |||
+              sum by (%(cl)s) (
+                max by (%(cl)s, namespace, pod, uid) (last_over_time(kube_pod_start_time{%(ksm)s}[%(w)s])) > bool time() - %(s)d
+              )
+            ||| % { cl: cl, ksm: ksm, w: short, s: lib.seconds(short) },
+          },
+          {
+            record: podStartErrorsRecord(short),
+            expr: |||
+              %(bad)s  or
+              0 * %(total)s
+            ||| % { bad: std.rstripChars(podStartBad(short), '\n'), total: podStartsRecord(short) },
+          },
+          {
+            record: podStartErrorRecord(short),
+            expr: 'clamp_max(%s / %s, 1)\n' % [podStartErrorsRecord(short), podStartsRecord(short)],
+          },
+        ] + std.flattenArrays([podStartDerived(w) for w in longWindows]),
+      },
+      {
         name: 'kubecause-slo-istiod-remote',
+        interval: cfg.sloEvaluationInterval,
         rules: [
           {
             record: 'cluster:kubecause_istiod_remote_endpoints_match:min',
@@ -116,6 +238,13 @@ local lib = import 'lib.libsonnet';
             expr: '1 - avg_over_time(cluster:kubecause_istiod_remote_endpoints_match:min[%s])\n' % w,
           }
           for w in cfg.sloRecordWindows
+        ] + [
+          // Bad samples (minutes at the default interval) per short window of a burn pair.
+          {
+            record: istiodBadRecord(w),
+            expr: 'count_over_time(cluster:kubecause_istiod_remote_endpoints_match:min[%(w)s]) - sum_over_time(cluster:kubecause_istiod_remote_endpoints_match:min[%(w)s])\n' % { w: w },
+          }
+          for w in std.set([b.short for b in cfg.sloBurnRates])
         ],
       },
     ],
@@ -126,21 +255,65 @@ local lib = import 'lib.libsonnet';
       {
         name: 'kubecause-slo',
         rules:
-          // A ratio over a handful of pod starts says little: one failing pod in a small cluster
-          // is a 100 % error ratio. The per-cause alerts name that pod; the burn alert waits for
-          // podStartSLOMinStarts starts in its long window.
+          // Minimum event counts on both windows: enough pod starts and platform failures in
+          // the long window, and more than one platform failure in the short one. One failing
+          // pod is never a page; its per-cause alert names it. The short window also holds
+          // while pods stay stuck on a platform cause, so the page does not resolve just
+          // because no new pod was started.
           burnAlert('KubecausePodStartErrorBudgetBurn',
                     'cluster:kubecause_pod_start_error:ratio_rate',
                     cfg.podStartSLOTarget,
-                    'pod-start',
-                    function(long) |||
+                    lib.t(cfg, 'pod-start', 'Pod 启动'),
+                    exprOf=function(b) |||
+                      %(ratio)s%(long)s > %(thr)s
                       and on (%(cl)s)
-                      %(starts)s >= %(min)d
-                    ||| % { cl: cl, starts: podStartsRecord(long), min: cfg.podStartSLOMinStarts }) +
+                      %(startsLong)s >= %(minStarts)d
+                      and on (%(cl)s)
+                      %(errorsLong)s >= %(minErrors)d
+                      and on (%(cl)s)
+                      (
+                        (%(ratio)s%(short)s > %(thr)s and on (%(cl)s) %(errorsShort)s >= %(minShortErrors)d)
+                        or
+                        %(stuck)s >= %(minShortErrors)d
+                      )
+                    ||| % {
+                      cl: cl,
+                      ratio: 'cluster:kubecause_pod_start_error:ratio_rate',
+                      long: b.long,
+                      short: b.short,
+                      thr: '(%s * (1 - %s))' % [std.format('%g', b.factor), std.format('%g', cfg.podStartSLOTarget)],
+                      startsLong: podStartsRecord(b.long),
+                      errorsLong: podStartErrorsRecord(b.long),
+                      errorsShort: podStartErrorsRecord(b.short),
+                      stuck: podStartStuckRecord,
+                      minStarts: cfg.podStartSLOMinStarts,
+                      minErrors: cfg.podStartSLOMinErrors,
+                      minShortErrors: cfg.podStartSLOMinShortErrors,
+                    }) +
+          // A time-based SLI: at least istiodRemoteSLOMinBadSamples bad samples in the short
+          // window (one bad sample is not a page), and silent while
+          // KubecauseIstiodRemoteEndpointsMismatch fires and for two short windows after it:
+          // a sustained mismatch is that alert's page, the burn alerts catch mismatches that
+          // come and go faster than its `for`. Their `for` outlasts its `for`, so the specific
+          // alert fires first.
           burnAlert('KubecauseIstiodRemoteErrorBudgetBurn',
                     'cluster:kubecause_istiod_remote_error:ratio_rate',
                     cfg.istiodRemoteSLOTarget,
-                    'istiod-remote endpoints'),
+                    lib.t(cfg, 'istiod-remote endpoints', 'istiod-remote 端点'),
+                    function(b) |||
+                      and on (%(cl)s)
+                      %(bad)s >= %(minBad)d
+                      unless on (%(cl)s)
+                      max by (%(cl)s) (max_over_time(ALERTS{alertname="KubecauseIstiodRemoteEndpointsMismatch", alertstate="firing"}[%(lookback)s]))
+                    ||| % {
+                      cl: cl,
+                      bad: istiodBadRecord(b.short),
+                      minBad: cfg.istiodRemoteSLOMinBadSamples,
+                      lookback: '%dm' % (2 * lib.seconds(b.short) / 60),
+                    },
+                    function(b)
+                      local minFor = lib.seconds(cfg.istiodMismatchFor) + lib.seconds(cfg.staleTolerance);
+                      if lib.seconds(b['for']) >= minFor then b['for'] else '%dm' % (minFor / 60)),
       },
     ],
   },

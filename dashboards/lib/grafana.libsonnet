@@ -43,6 +43,9 @@
           sort: 1,
           hide: if cfg.showMultiCluster then 0 else 2,
         },
+        // On every dashboard, so the dashboard links (includeVars) carry the namespace along;
+        // cluster-wide dashboards (SLO, exporter) ignore it.
+        $.namespaceVariable(cfg),
       ] + extraVariables,
     },
     panels: $.layout(panels),

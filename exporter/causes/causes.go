@@ -44,6 +44,10 @@ type Cause struct {
 	Runbook string `json:"runbook"`
 	// Symptom marks causes that are consequences of another cause (e.g. mount_timeout).
 	Symptom bool `json:"symptom,omitempty"`
+	// PodStart is set on causes that keep a pod from starting: "platform" (node, runtime, CNI,
+	// disk, storage attach: counts against the pod-start SLO of the monitoring mixin) or
+	// "workload" (the workload's own mistake, e.g. a missing ConfigMap or a typo'd image tag).
+	PodStart string `json:"podStart,omitempty"`
 }
 
 // Rule maps Events to a cause.
@@ -189,6 +193,9 @@ func Parse(data []byte) (*Table, error) {
 		} else if page, anchor, ok := strings.Cut(c.Runbook, "#"); !ok || page == "" || anchor == "" ||
 			strings.ContainsAny(c.Runbook, " \t\r\n") || strings.Contains(anchor, "#") {
 			fail("%s: runbook: must be \"<page>#<anchor>\", got %q", where, c.Runbook)
+		}
+		if c.PodStart != "" && c.PodStart != "platform" && c.PodStart != "workload" {
+			fail("%s: podStart: must be \"platform\" or \"workload\", got %q", where, c.PodStart)
 		}
 		c.Meaning = strings.TrimSpace(c.Meaning)
 		t.byName[c.Name] = len(t.causes)

@@ -165,6 +165,12 @@ causes:
   - {name: a_cause, category: things, meaning: Something broke., runbook: page}
   - {name: unknown, category: other, meaning: Nothing matched., runbook: "other#unknown"}
 rules: []`, []string{`causes[0] (name "a_cause"): runbook: must be "<page>#<anchor>"`}},
+		{"bad podStart", `
+version: '1'
+causes:
+  - {name: a_cause, category: things, meaning: Something broke., runbook: "page#a_cause", podStart: node}
+  - {name: unknown, category: other, meaning: Nothing matched., runbook: "other#unknown"}
+rules: []`, []string{`causes[0] (name "a_cause"): podStart: must be "platform" or "workload", got "node"`}},
 		{"no unknown", `
 version: '1'
 causes:

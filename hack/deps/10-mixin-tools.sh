@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Tools of the monitoring mixin: jsonnet, jsonnetfmt, jsonnet-lint (go-jsonnet) and pint.
-# promtool comes from the Debian package "prometheus" (hack/deps/00-apt.sh).
+# Tools of the monitoring mixin: jsonnet, jsonnetfmt, jsonnet-lint (go-jsonnet), pint and the
+# promtool of Prometheus 3 (promtool3).
+# promtool (Prometheus 2) comes from the Debian package "prometheus" (hack/deps/00-apt.sh).
 # Idempotent: every tool is built once per pinned version into $KUBECAUSE_CACHE/bin.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,3 +31,15 @@ if [ ! -x "$bin/pint-$PINT_VERSION" ]; then
 	(cd hack/tools/pint && go build -o "$bin/pint-$PINT_VERSION" github.com/cloudflare/pint/cmd/pint)
 fi
 ln -sfn "pint-$PINT_VERSION" "$bin/pint"
+
+# promtool of Prometheus 3 (the rule unit tests run on Prometheus 2 from Debian and on 3, whose
+# range selection and other semantics changed). No package has it: built from the module proxy
+# in a wrapper module (hack/tools/prometheus; go install refuses the module's replace directives).
+# Only promtool: the tests need no server and no web UI. Several minutes and ~3 GB of module cache
+# the first time.
+PROMETHEUS_VERSION=v0.315.0
+if [ ! -x "$bin/promtool-$PROMETHEUS_VERSION" ]; then
+	echo "building promtool (Prometheus 3) $PROMETHEUS_VERSION"
+	(cd hack/tools/prometheus && go build -o "$bin/promtool-$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/promtool)
+fi
+ln -sfn "promtool-$PROMETHEUS_VERSION" "$bin/promtool3"

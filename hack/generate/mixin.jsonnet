@@ -10,6 +10,9 @@ local labels = { 'app.kubernetes.io/name': 'kubecause', 'app.kubernetes.io/compo
 {
   'rules/generated/kubecause-alerts.yaml': yaml(mixin.prometheusAlerts),
   'rules/generated/kubecause-rules.yaml': yaml(mixin.prometheusRules),
+  // Alertmanager inhibition rules (docs/alerts.md): the inhibit_rules section of alertmanager.yml.
+  // Not under rules/generated, whose files are all Prometheus rule files.
+  'rules/alertmanager/inhibit-rules.yaml': yaml({ inhibit_rules: mixin.alertmanagerInhibitRules }),
   'deploy/mixin/prometheusrule.yaml': yaml({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
@@ -38,7 +41,7 @@ local labels = { 'app.kubernetes.io/name': 'kubecause', 'app.kubernetes.io/compo
       {
         name: 'pod-start',
         objective: cfg.podStartSLOTarget * 100,
-        description: 'Pods start without volume, sandbox or image-pull failures (each pod counted once per cause, not per retry).',
+        description: 'Pods start without a platform failure: node, runtime, CNI, disk, storage attach (causes with podStart: platform in the cause table; each pod counted once per cause, not per retry). Workload mistakes do not count.',
         sli: {
           events: {
             error_query: lib.podStartBad(cfg, '{{.window}}'),
