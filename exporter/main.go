@@ -75,7 +75,7 @@ func run(args []string) int {
 	app.Flag("kubeconfig", "Path to a kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config).").StringVar(&o.kube.Kubeconfig)
 	app.Flag("context", "Kubeconfig context to use.").StringVar(&o.kube.Context)
 	app.Flag("events.field-selector", "Server-side field selector for Events.").Default("type=Warning").StringVar(&o.fieldSelector)
-	app.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal.").Default("SandboxChanged", "BackOff").StringsVar(&o.normalReasons)
+	app.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal, the PV controller a claim without StorageClass (FailedBinding), the node controller and the kubelet node conditions (NodeNotReady, NodeNotSchedulable, NodeHas…Pressure).").Default("SandboxChanged", "BackOff", "FailedBinding", "NodeNotReady", "NodeNotSchedulable", "NodeHasDiskPressure", "NodeHasInsufficientMemory", "NodeHasInsufficientPID").StringsVar(&o.normalReasons)
 	app.Flag("runbook.url-pattern", "Runbook URL pattern; %s is the runbook page.").Default(DefaultRunbookURLPattern).StringVar(&o.runbookPattern)
 	app.Flag("auto-gomemlimit", "Set the Go memory limit (GOMEMLIMIT) to a share of the container's memory limit (cgroup), unless GOMEMLIMIT is set.").Default("true").BoolVar(&o.memLimit)
 	app.Flag("auto-gomemlimit.ratio", "Share of the container's memory limit given to the Go memory limit, in (0, 1].").Default("0.9").FloatVar(&o.memLimitRatio)
