@@ -4,7 +4,7 @@
 //
 // With no configuration it discovers the DaoCloud mspider hosted-mesh layout on its own (see
 // docs/istiod-remote.md). Results are exported as the kubecause_endpoints_* metrics.
-package istiod
+package endpointcheck
 
 import (
 	"errors"
