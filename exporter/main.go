@@ -314,7 +314,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		}
 	}
 	if o.checksEnabled {
-		if err := startChecks(ctx, checks, client, reg, logger); err != nil {
+		if err := startChecks(ctx, checks, client, o.kube.UserAgent, reg, logger); err != nil {
 			logger.Error("cannot start endpoint checks", "err", err)
 			return 1
 		}
@@ -387,11 +387,11 @@ func setMemoryLimit(ratio float64, provider memlimit.Provider, logger *slog.Logg
 	return limit
 }
 
-func startChecks(ctx context.Context, cfg *endpointcheck.Config, client kube.Client, reg *prometheus.Registry, logger *slog.Logger) error {
+func startChecks(ctx context.Context, cfg *endpointcheck.Config, client kube.Client, userAgent string, reg *prometheus.Registry, logger *slog.Logger) error {
 	if cfg == nil {
 		cfg = &endpointcheck.Config{}
 	}
-	remote, err := cfg.RemoteClients()
+	remote, err := cfg.RemoteClients(userAgent)
 	if err != nil {
 		return err
 	}

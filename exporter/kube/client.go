@@ -102,6 +102,9 @@ func Config(o Options) (*rest.Config, error) {
 	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.Context}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil && o.Kubeconfig != "" {
+		return nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no Kubernetes client configuration (tried --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config): %w", err)
 	}
