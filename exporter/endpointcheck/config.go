@@ -17,9 +17,9 @@ import (
 	"regexp"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/kubecause/kubecause/exporter/kube"
 )
