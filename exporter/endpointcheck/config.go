@@ -1,9 +1,10 @@
-// Package istiod checks that the endpoints of a Service (by default the selector-less `istiod-remote`
-// Service of an Istio remote/hosted mesh) equal what they should be: the pod IPs of some pods, the
-// LoadBalancer ingress address(es) of a Service (possibly in another cluster), or static addresses.
+// Package endpointcheck checks that the endpoints of a Service equal what they should be: the pod
+// IPs of some pods, the LoadBalancer ingress address(es) of a Service (possibly in another cluster),
+// or static addresses.
 //
-// With no configuration it discovers the DaoCloud mspider hosted-mesh layout on its own (see
-// docs/istiod-remote.md). Results are exported as the kubecause_endpoints_* metrics.
+// With no configuration it discovers the istiod-remote Service of an Istio remote or DaoCloud
+// mspider hosted mesh on its own, and is off on clusters without one (see docs/istiod-remote.md).
+// Results are exported as the kubecause_endpoints_* metrics.
 package endpointcheck
 
 import (
