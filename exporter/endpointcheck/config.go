@@ -175,7 +175,7 @@ func (c *Config) Validate() error {
 			fail(f+".name", "required")
 		case len(validation.IsDNS1123Label(cl.Name)) > 0:
 			fail(f+".name", "%q is not a DNS label (lower case letters, digits, '-')", cl.Name)
-		case cl.Name == "local":
+		case cl.Name == localCluster:
 			fail(f+".name", `"local" is reserved for the cluster kubecause runs in`)
 		case clusters[cl.Name]:
 			fail(f+".name", "duplicate cluster %q", cl.Name)
@@ -188,7 +188,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	clusterRef := func(field, name string) {
-		if name != "" && name != "local" && !clusters[name] {
+		if name != "" && name != localCluster && !clusters[name] {
 			fail(field, "unknown cluster %q (define it under clusters)", name)
 		}
 	}
@@ -224,7 +224,7 @@ func (c *Config) Validate() error {
 	if d.MeshID != "" && len(validation.IsDNS1123Label(d.MeshID)) > 0 {
 		fail("discovery.meshID", "%q is not a DNS label", d.MeshID)
 	}
-	if d.ControlPlaneCluster == "local" {
+	if d.ControlPlaneCluster == localCluster {
 		fail("discovery.controlPlaneCluster", `must name a cluster under clusters, not "local"`)
 	} else {
 		clusterRef("discovery.controlPlaneCluster", d.ControlPlaneCluster)
