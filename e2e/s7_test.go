@@ -91,17 +91,7 @@ func TestIstioOptionalFiresNothing(t *testing.T) {
 				must[*corev1.Service](t)(s.Objects.CreateService(ctx, "istio-system", "istiod-remote", false, nil, 15012, 15017))
 				must[*discoveryv1.EndpointSlice](t)(s.Objects.ApplyEndpointSlice(ctx, "istio-system", "istiod-remote", []string{"10.6.113.50"}, 15012, 15017))
 			}
-			// Every rule is evaluated each second and `for` is capped at 5 s: 20 more scrapes of
-			// kubecause leave every alert time to fire.
-			waitScrapes(t, s, "kubecause", 20)
-			if n := s.Webhook.All(); len(n) != 0 {
-				t.Errorf("the pager received %v", n)
-			}
-			alerts, err := s.Prometheus.API.Alerts(ctx)
-			check(t, err)
-			for _, a := range alerts {
-				t.Errorf("prometheus holds %s alert %v", a.State, a.Labels)
-			}
+			firesNothing(ctx, t, s, tc.name)
 			if v := promQuery(t, s, `count({__name__=~"kubecause_endpoints_.+"})`); len(v) != 0 {
 				t.Errorf("endpoint check series exported: %s", v)
 			}
