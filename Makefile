@@ -32,8 +32,12 @@ lint: ## gofmt, go vet, rule and dashboard lint
 	$(GO) vet -tags e2e,load,image ./...
 	@if [ -x hack/lint-mixin.sh ]; then hack/lint-mixin.sh; fi
 
-generate: ## regenerate committed outputs (rules, dashboards, docs tables)
-	@for g in hack/generate/*.sh; do [ -e "$$g" ] || continue; echo "== $$g"; bash "$$g"; done
+# Generators in the order they must run: deploy.sh copies and renders what mixin.sh writes.
+GENERATORS := causes-doc mixin deploy
+generate: ## regenerate committed outputs (rules, dashboards, docs tables, deploy/)
+	@for g in hack/generate/*.sh; do case " $(GENERATORS) " in *" $$(basename "$$g" .sh) "*) ;; \
+		*) echo "$$g is not listed in GENERATORS (Makefile)" >&2; exit 1;; esac; done
+	@for g in $(GENERATORS); do echo "== hack/generate/$$g.sh"; bash "hack/generate/$$g.sh" || exit 1; done
 
 check-generated: generate ## fail when committed generated files are stale
 	@if [ -n "$$(git status --porcelain -- rules dashboards deploy docs slo)" ]; then \

@@ -143,3 +143,20 @@ func waitKubecauseValue(t *testing.T, k *framework.Kubecause, name string, label
 	}
 	t.Logf("kubecause /metrics: %s = %s", sel(name, labels), strconv.FormatFloat(got, 'g', -1, 64))
 }
+
+// firesNothing waits 20 more scrapes of kubecause (every rule is evaluated each second and `for` is
+// capped at 5 s, so every alert has had time to fire), then fails the test for every notification
+// the pager received and every alert Prometheus holds. It returns how many alerts Prometheus holds.
+func firesNothing(ctx context.Context, t *testing.T, s *framework.Stack, what string) int {
+	t.Helper()
+	waitScrapes(t, s, "kubecause", 20)
+	if n := s.Webhook.All(); len(n) != 0 {
+		t.Errorf("%s: the pager received %v", what, n)
+	}
+	alerts, err := s.Prometheus.API.Alerts(ctx)
+	check(t, err)
+	for _, a := range alerts {
+		t.Errorf("%s: prometheus holds %s alert %v", what, a.State, a.Labels)
+	}
+	return len(alerts)
+}

@@ -3,11 +3,14 @@
 package e2e
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/kubecause/kubecause/e2e/framework"
 )
@@ -63,6 +66,47 @@ func TestS7IstiodRemoteEndpoints(t *testing.T) {
 			res, err := s.Webhook.WaitResolved(alertTimeout, match)
 			check(t, err)
 			t.Logf("%s role, endpoints %s: webhook received %v", role, right, res)
+		})
+	}
+}
+
+// Istio is optional: on a cluster without istio-system, and on one where kubecause may read only
+// Events (istio-system exists, holds an istiod-remote Service, and no Role lets kubecause in),
+// kubecause runs, its endpoint check is off with one log line and no series, and no alert fires.
+func TestIstioOptionalFiresNothing(t *testing.T) {
+	eventsOnly := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}}}
+	for _, tc := range []struct {
+		name       string
+		namespaces []string
+		rules      []rbacv1.PolicyRule
+		reason     string
+	}{
+		{"no istio-system", []string{"apps"}, nil, "no Service istio-system/istiod-remote"},
+		{"istio-system forbidden", []string{"apps", "istio-system"}, eventsOnly, "may not list services in namespace istio-system"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			s := startStack(t, framework.StackOptions{Namespaces: tc.namespaces, KubecauseRules: tc.rules})
+			if tc.rules != nil {
+				must[*corev1.Service](t)(s.Objects.CreateService(ctx, "istio-system", "istiod-remote", false, nil, 15012, 15017))
+				must[*discoveryv1.EndpointSlice](t)(s.Objects.ApplyEndpointSlice(ctx, "istio-system", "istiod-remote", []string{"10.6.113.50"}, 15012, 15017))
+			}
+			firesNothing(ctx, t, s, tc.name)
+			if v := promQuery(t, s, `count({__name__=~"kubecause_endpoints_.+"})`); len(v) != 0 {
+				t.Errorf("endpoint check series exported: %s", v)
+			}
+			log, err := os.ReadFile(s.Kubecause[0].LogPath)
+			check(t, err)
+			off := regexp.MustCompile(`(?m)^.*check off.*$`).FindAll(log, -1)
+			if len(off) != 1 || !strings.Contains(string(off[0]), tc.reason) {
+				t.Errorf("want one 'check off' log line saying %q, got %q", tc.reason, off)
+			}
+			for _, l := range regexp.MustCompile(`(?mi)^.*level=(warn|error).*$`).FindAll(log, -1) {
+				if strings.Contains(string(l), "endpoint") || strings.Contains(string(l), "istio-system") {
+					t.Errorf("endpoint checks warned: %s", l)
+				}
+			}
+			t.Logf("kubecause: %s", off)
 		})
 	}
 }

@@ -31,9 +31,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/endpointcheck"
 	"github.com/kubecause/kubecause/exporter/events"
 	"github.com/kubecause/kubecause/exporter/explain"
-	"github.com/kubecause/kubecause/exporter/istiod"
 	"github.com/kubecause/kubecause/exporter/kube"
 )
 
@@ -137,7 +137,7 @@ func loadTable(path string) (*causes.Table, string, error) {
 func checkConfig(o options, webConfig string, logger *slog.Logger) int {
 	ok := true
 	if o.checksFile != "" {
-		if err := istiod.CheckConfigFile(o.checksFile); err != nil {
+		if err := endpointcheck.CheckConfigFile(o.checksFile); err != nil {
 			logger.Error("invalid endpoint check configuration", "file", o.checksFile, "err", err)
 			ok = false
 		}
@@ -236,9 +236,9 @@ func watchSelectors(base string, normalReasons, excluded []string) []string {
 }
 
 func runExporter(o options, table *causes.Table, tableSource string, webFlags *web.FlagConfig, logger *slog.Logger) int {
-	var checks *istiod.Config
+	var checks *endpointcheck.Config
 	if o.checksEnabled && o.checksFile != "" {
-		c, err := istiod.LoadConfig(o.checksFile)
+		c, err := endpointcheck.LoadConfig(o.checksFile)
 		if err != nil {
 			logger.Error("invalid endpoint check configuration", "file", o.checksFile, "err", err)
 			return 1
@@ -314,7 +314,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		}
 	}
 	if o.checksEnabled {
-		if err := startChecks(ctx, checks, client, reg, logger); err != nil {
+		if err := startChecks(ctx, checks, client, o.kube.UserAgent, reg, logger); err != nil {
 			logger.Error("cannot start endpoint checks", "err", err)
 			return 1
 		}
@@ -387,15 +387,15 @@ func setMemoryLimit(ratio float64, provider memlimit.Provider, logger *slog.Logg
 	return limit
 }
 
-func startChecks(ctx context.Context, cfg *istiod.Config, client kube.Client, reg *prometheus.Registry, logger *slog.Logger) error {
+func startChecks(ctx context.Context, cfg *endpointcheck.Config, client kube.Client, userAgent string, reg *prometheus.Registry, logger *slog.Logger) error {
 	if cfg == nil {
-		cfg = &istiod.Config{}
+		cfg = &endpointcheck.Config{}
 	}
-	remote, err := cfg.RemoteClients()
+	remote, err := cfg.RemoteClients(userAgent)
 	if err != nil {
 		return err
 	}
-	checker, err := istiod.New(cfg, client, remote, logger.With("component", "endpoint-checks"))
+	checker, err := endpointcheck.New(cfg, client, remote, logger.With("component", "endpoint-checks"))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -118,6 +119,36 @@ func (c *Cluster) RestartControlPlane(ctx context.Context) (time.Duration, error
 		return err == nil, nil
 	})
 	return time.Since(start), err
+}
+
+// UserKubeconfig writes a kubeconfig for a new user name who may do only what rules allow,
+// cluster-wide (a ClusterRole bound to the user), and returns its path.
+func (c *Cluster) UserKubeconfig(ctx context.Context, name string, rules []rbacv1.PolicyRule) (string, error) {
+	u, err := c.Env.AddUser(envtest.User{Name: name}, c.Config)
+	if err != nil {
+		return "", fmt.Errorf("user %s: %w", name, err)
+	}
+	kc, err := u.KubeConfig()
+	if err != nil {
+		return "", fmt.Errorf("user %s: %w", name, err)
+	}
+	path := filepath.Join(c.Dir, name+".kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		return "", err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
+	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("ClusterRole %s: %w", name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}},
+	}
+	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("ClusterRoleBinding %s: %w", name, err)
+	}
+	return path, nil
 }
 
 // EnsureNamespaces creates the namespaces that do not exist yet.

@@ -2,20 +2,25 @@ package framework
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"sort"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 )
 
-// PromAPI queries Prometheus' HTTP API.
+// PromAPI queries Prometheus' HTTP API through client_golang's API client, in the shapes the
+// tests assert on.
 type PromAPI struct {
 	Base string // http://host:port
+
+	once   sync.Once
+	client promv1.API
+	err    error
 }
 
 // Sample is one element of an instant vector.
@@ -51,37 +56,14 @@ func (v Vector) String() string {
 	return strings.Join(s, "; ")
 }
 
-func (a *PromAPI) get(ctx context.Context, path string, q url.Values, out any) error {
-	u := a.Base + path
-	if q != nil {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var env struct {
-		Status    string          `json:"status"`
-		Data      json.RawMessage `json:"data"`
-		ErrorType string          `json:"errorType"`
-		Error     string          `json:"error"`
-	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		return fmt.Errorf("GET %s: %s: %w", u, resp.Status, err)
-	}
-	if env.Status != "success" {
-		return fmt.Errorf("GET %s: %s: %s", u, env.ErrorType, env.Error)
-	}
-	return json.Unmarshal(env.Data, out)
+func (a *PromAPI) api() (promv1.API, error) {
+	a.once.Do(func() {
+		var c api.Client
+		if c, a.err = api.NewClient(api.Config{Address: a.Base}); a.err == nil {
+			a.client = promv1.NewAPI(c)
+		}
+	})
+	return a.client, a.err
 }
 
 // Query runs an instant query now. Scalars come back as one sample without labels.
@@ -91,49 +73,37 @@ func (a *PromAPI) Query(ctx context.Context, expr string) (Vector, error) {
 
 // QueryAt runs an instant query at evaluation time at (zero: now).
 func (a *PromAPI) QueryAt(ctx context.Context, expr string, at time.Time) (Vector, error) {
-	var data struct {
-		ResultType string          `json:"resultType"`
-		Result     json.RawMessage `json:"result"`
-	}
-	q := url.Values{"query": {expr}}
-	if !at.IsZero() {
-		q.Set("time", strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
-	}
-	if err := a.get(ctx, "/api/v1/query", q, &data); err != nil {
+	c, err := a.api()
+	if err != nil {
 		return nil, err
 	}
-	parse := func(v [2]any) (float64, error) {
-		s, _ := v[1].(string)
-		return strconv.ParseFloat(s, 64)
+	if at.IsZero() {
+		at = time.Now()
 	}
-	switch data.ResultType {
-	case "vector":
-		var res []struct {
-			Metric map[string]string `json:"metric"`
-			Value  [2]any            `json:"value"`
-		}
-		if err := json.Unmarshal(data.Result, &res); err != nil {
-			return nil, err
-		}
-		out := make(Vector, 0, len(res))
-		for _, r := range res {
-			f, err := parse(r.Value)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, Sample{Labels: r.Metric, Value: f})
+	res, _, err := c.Query(ctx, expr, at)
+	if err != nil {
+		return nil, fmt.Errorf("query %q: %w", expr, err)
+	}
+	switch v := res.(type) {
+	case model.Vector:
+		out := make(Vector, 0, len(v))
+		for _, x := range v {
+			out = append(out, Sample{Labels: labelMap(model.LabelSet(x.Metric)), Value: float64(x.Value)})
 		}
 		return out, nil
-	case "scalar":
-		var v [2]any
-		if err := json.Unmarshal(data.Result, &v); err != nil {
-			return nil, err
-		}
-		f, err := parse(v)
-		return Vector{{Labels: map[string]string{}, Value: f}}, err
+	case *model.Scalar:
+		return Vector{{Labels: map[string]string{}, Value: float64(v.Value)}}, nil
 	default:
-		return nil, fmt.Errorf("query %q: unsupported result type %q", expr, data.ResultType)
+		return nil, fmt.Errorf("query %q: unsupported result type %q", expr, res.Type())
 	}
+}
+
+func labelMap(ls model.LabelSet) map[string]string {
+	out := make(map[string]string, len(ls))
+	for k, v := range ls {
+		out[string(k)] = string(v)
+	}
+	return out
 }
 
 // WaitFor polls expr every 500 ms until cond accepts the result or timeout passes; it returns
@@ -177,19 +147,17 @@ type Target struct {
 
 // Targets lists the active scrape targets.
 func (a *PromAPI) Targets(ctx context.Context) ([]Target, error) {
-	var data struct {
-		ActiveTargets []struct {
-			Labels    map[string]string `json:"labels"`
-			Health    string            `json:"health"`
-			LastError string            `json:"lastError"`
-		} `json:"activeTargets"`
+	c, err := a.api()
+	if err != nil {
+		return nil, err
 	}
-	if err := a.get(ctx, "/api/v1/targets", url.Values{"state": {"active"}}, &data); err != nil {
+	res, err := c.Targets(ctx)
+	if err != nil {
 		return nil, err
 	}
 	var out []Target
-	for _, t := range data.ActiveTargets {
-		out = append(out, Target{Job: t.Labels["job"], Instance: t.Labels["instance"], Health: t.Health, LastError: t.LastError})
+	for _, t := range res.Active {
+		out = append(out, Target{Job: string(t.Labels["job"]), Instance: string(t.Labels["instance"]), Health: string(t.Health), LastError: t.LastError})
 	}
 	return out, nil
 }
@@ -228,49 +196,64 @@ type RuleGroup struct {
 
 // Rule is one loaded rule.
 type Rule struct {
-	Name      string            `json:"name"`
-	Query     string            `json:"query"`
-	Type      string            `json:"type"` // alerting | recording
-	Health    string            `json:"health"`
-	LastError string            `json:"lastError"`
-	Labels    map[string]string `json:"labels"`
-	Annots    map[string]string `json:"annotations"`
-	State     string            `json:"state"`
+	Name      string
+	Query     string
+	Type      string // alerting | recording
+	Health    string
+	LastError string
+	Labels    map[string]string
+	Annots    map[string]string
+	State     string
 }
 
 // Rules lists the loaded rule groups.
 func (a *PromAPI) Rules(ctx context.Context) ([]RuleGroup, error) {
-	var data struct {
-		Groups []struct {
-			Name  string `json:"name"`
-			File  string `json:"file"`
-			Rules []Rule `json:"rules"`
-		} `json:"groups"`
-	}
-	if err := a.get(ctx, "/api/v1/rules", nil, &data); err != nil {
+	c, err := a.api()
+	if err != nil {
 		return nil, err
 	}
-	out := make([]RuleGroup, 0, len(data.Groups))
-	for _, g := range data.Groups {
-		out = append(out, RuleGroup{Name: g.Name, File: g.File, Rules: g.Rules})
+	res, err := c.Rules(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RuleGroup, 0, len(res.Groups))
+	for _, g := range res.Groups {
+		rg := RuleGroup{Name: g.Name, File: g.File}
+		for _, r := range g.Rules {
+			switch r := r.(type) {
+			case promv1.AlertingRule:
+				rg.Rules = append(rg.Rules, Rule{Name: r.Name, Query: r.Query, Type: string(promv1.RuleTypeAlerting), Health: string(r.Health),
+					LastError: r.LastError, Labels: labelMap(r.Labels), Annots: labelMap(r.Annotations), State: r.State})
+			case promv1.RecordingRule:
+				rg.Rules = append(rg.Rules, Rule{Name: r.Name, Query: r.Query, Type: string(promv1.RuleTypeRecording), Health: string(r.Health),
+					LastError: r.LastError, Labels: labelMap(r.Labels)})
+			}
+		}
+		out = append(out, rg)
 	}
 	return out, nil
 }
 
 // ActiveAlert is an alert Prometheus holds (pending or firing).
 type ActiveAlert struct {
-	Labels      map[string]string `json:"labels"`
-	Annotations map[string]string `json:"annotations"`
-	State       string            `json:"state"`
+	Labels      map[string]string
+	Annotations map[string]string
+	State       string
 }
 
 // Alerts lists Prometheus' pending and firing alerts.
 func (a *PromAPI) Alerts(ctx context.Context) ([]ActiveAlert, error) {
-	var data struct {
-		Alerts []ActiveAlert `json:"alerts"`
-	}
-	if err := a.get(ctx, "/api/v1/alerts", nil, &data); err != nil {
+	c, err := a.api()
+	if err != nil {
 		return nil, err
 	}
-	return data.Alerts, nil
+	res, err := c.Alerts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ActiveAlert, 0, len(res.Alerts))
+	for _, x := range res.Alerts {
+		out = append(out, ActiveAlert{Labels: labelMap(x.Labels), Annotations: labelMap(x.Annotations), State: string(x.State)})
+	}
+	return out, nil
 }

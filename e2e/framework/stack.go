@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 // StackOptions configure StartStack.
@@ -23,6 +25,9 @@ type StackOptions struct {
 	// replicas run.
 	KubecauseArgs     []string
 	KubecauseReplicas int
+	// KubecauseRules, when set, are all kubecause may do (cluster-wide): it runs as its own user
+	// instead of as the cluster's administrator.
+	KubecauseRules []rbacv1.PolicyRule
 	// RuleFiles are loaded by Prometheus; nil means the mixin's rules/generated/*.yaml.
 	RuleFiles []string
 	// MaxFor caps the alerts' `for` in the loaded rule copies (0: 5 s; negative: unchanged).
@@ -125,13 +130,19 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	}
 	s.logf("kube-state-metrics %s up at %s in %s", KSMVersion, s.KSM.Addr, time.Since(t).Round(time.Millisecond))
 
+	kubeconfig := s.Cluster.KubeconfigPath
+	if o.KubecauseRules != nil {
+		if kubeconfig, err = s.Cluster.UserKubeconfig(ctx, "kubecause", o.KubecauseRules); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; i < o.KubecauseReplicas; i++ {
 		t = time.Now()
 		name := "kubecause"
 		if o.KubecauseReplicas > 1 {
 			name = fmt.Sprintf("kubecause-%d", i)
 		}
-		k, err := StartKubecause(s.Bin.Kubecause, s.Cluster.KubeconfigPath, s.LogDir, name, o.KubecauseArgs...)
+		k, err := StartKubecause(s.Bin.Kubecause, kubeconfig, s.LogDir, name, o.KubecauseArgs...)
 		if err != nil {
 			return nil, err
 		}

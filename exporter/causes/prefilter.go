@@ -10,8 +10,9 @@ import (
 	"unicode/utf8"
 )
 
-// Matching cost. Go's regexp runs in linear time but is slow per byte (tens of ns per byte for a
-// case-insensitive alternation), and most rules do not match most messages. So each pattern is
+// Matching cost. Go's regexp runs in linear time but is slow per byte, above all for a
+// case-insensitive alternation, and most rules do not match most messages (docs/performance.md
+// measures what this file saves). So each pattern is
 // compiled into branches (its top-level alternatives) and each branch gets
 //   - a prefilter: groups of literals such that every match contains a literal of each group,
 //     checked with bytes.Contains on the ASCII-lower-cased ("folded") message;

@@ -3,9 +3,9 @@
 // kubecause reads five resources: core/v1 Events, Pods, Services and Endpoints, and
 // discovery.k8s.io/v1 EndpointSlices. It reads them through REST clients whose scheme holds only
 // those two API groups, not through client-go's typed clientset: importing the clientset registers
-// the types of every API group (about sixty) and links them into the binary, which costs memory at
-// every start and, with the reflection the HTTP stack's templates bring in, tens of MB of mapped
-// binary (docs/performance.md).
+// the types of every API group and links them into the binary, which costs memory at every start
+// and, with the reflection the HTTP stack's templates bring in, mapped binary (figures in
+// docs/performance.md).
 package kube
 
 import (
@@ -102,6 +102,9 @@ func Config(o Options) (*rest.Config, error) {
 	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.Context}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil && o.Kubeconfig != "" {
+		return nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no Kubernetes client configuration (tried --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config): %w", err)
 	}

@@ -62,7 +62,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{/*
-The mixin's generated objects (files/mixin/*.yaml, copied from deploy/mixin by hack/generate/zz-deploy.sh),
+The mixin's generated objects (files/mixin/*.yaml, copied from deploy/mixin by hack/generate/deploy.sh),
 as a list of maps. Files may hold several documents or a List.
 */}}
 {{- define "kubecause.mixinObjects" -}}

@@ -1,4 +1,4 @@
-package istiod
+package endpointcheck
 
 import (
 	"bytes"

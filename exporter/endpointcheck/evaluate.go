@@ -1,4 +1,4 @@
-package istiod
+package endpointcheck
 
 import (
 	"fmt"
@@ -8,8 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubecause/kubecause/exporter/kube"
 )
 
 // States of a check (the `state` label of kubecause_endpoints_state).
@@ -55,20 +57,20 @@ func errorResult(s spec, err error) *result {
 // evaluate re-runs discovery and every check from the informer caches and publishes the results.
 func (c *Checker) evaluate() {
 	now := c.now()
-	c.updateSynced()
+	c.synced.Store(c.cache.synced() && !c.discPending.Load())
 	specs := append([]spec(nil), c.static...)
 	results := map[string]*result{}
 
 	c.mu.Lock()
 	disc := c.disc
 	c.mu.Unlock()
-	if c.discovery {
-		d, ready, err := c.discover(now)
-		switch {
-		case err != nil:
+	if c.discovery && !c.discPending.Load() {
+		if denied := c.discDenied.Load(); denied != nil {
+			disc = &discoveryResult{off: *denied}
+		} else if d, ready, err := c.discover(now); err != nil {
 			results[DiscoveredCheck] = errorResult(spec{name: DiscoveredCheck, namespace: c.discNamespace, service: DefaultService},
 				fmt.Errorf("discovery: %w", err))
-		case ready:
+		} else if ready {
 			disc = d
 		}
 		if disc != nil && disc.spec != nil && results[DiscoveredCheck] == nil {
@@ -130,27 +132,24 @@ func (c *Checker) evaluate() {
 
 // evalSpec evaluates one check; nil while its informers are still starting.
 func (c *Checker) evalSpec(s spec, now time.Time) *result {
-	epk, decided := c.endpointKey(s.namespace)
-	if !decided {
-		epk = infKey{localCluster, s.namespace, kindSlices}
-	}
-	keys := []infKey{epk}
+	epk, _ := c.cache.endpointsKey(s.namespace)
+	keys := []cacheKey{epk}
 	switch s.kind {
 	case expPods, expPodPrefix:
-		keys = append(keys, infKey{s.cluster, s.srcNamespace, kindPods})
+		keys = append(keys, cacheKey{s.cluster, s.srcNamespace, kube.Pods})
 	case expService:
-		keys = append(keys, infKey{s.cluster, s.srcNamespace, kindServices}, infKey{s.cluster, s.srcNamespace, kindPods})
+		keys = append(keys, cacheKey{s.cluster, s.srcNamespace, kube.Services}, cacheKey{s.cluster, s.srcNamespace, kube.Pods})
 	case expLB:
-		keys = append(keys, infKey{s.cluster, s.srcNamespace, kindServices})
+		keys = append(keys, cacheKey{s.cluster, s.srcNamespace, kube.Services})
 	}
-	ok, err := c.ready(now, keys...)
+	ok, err := c.cache.ready(now, keys...)
 	if err != nil {
 		return errorResult(s, err)
 	}
 	if !ok {
 		return nil
 	}
-	actual := c.actual(epk, s.namespace, s.service)
+	actual := c.cache.endpoints(epk, s.namespace, s.service)
 	if s.kind == expExternal {
 		return compare(s, nil, actual, true)
 	}
@@ -169,33 +168,33 @@ func (c *Checker) expected(s spec) (sets.Set[string], string) {
 	case expStatic:
 		return sets.New(s.addresses...), ""
 	case expPods:
-		ips := c.podIPs(s.cluster, s.srcNamespace, func(p *corev1.Pod) bool { return s.selector.Matches(labels.Set(p.Labels)) })
+		ips := c.cache.podIPs(s.cluster, s.srcNamespace, func(p *corev1.Pod) bool { return s.selector.Matches(k8slabels.Set(p.Labels)) })
 		if ips.Len() == 0 {
 			return nil, fmt.Sprintf("no running pod with an IP matches %q in %s", s.selector, s.srcNamespace)
 		}
 		return ips, ""
 	case expPodPrefix:
-		ips := c.podIPs(s.cluster, s.srcNamespace, func(p *corev1.Pod) bool { return isHostedPod(p.Name, s.srcName) })
+		ips := c.cache.podIPs(s.cluster, s.srcNamespace, func(p *corev1.Pod) bool { return isHostedPod(p.Name, s.srcName) })
 		if ips.Len() == 0 {
 			return nil, fmt.Sprintf("no running pod named %s* with an IP in %s", s.srcName, s.srcNamespace)
 		}
 		return ips, ""
 	case expService:
-		svc := c.getService(s.cluster, s.srcNamespace, s.srcName)
+		svc := c.cache.service(s.cluster, s.srcNamespace, s.srcName)
 		if svc == nil {
 			return nil, fmt.Sprintf("Service %s/%s not found", s.srcNamespace, s.srcName)
 		}
 		if len(svc.Spec.Selector) == 0 {
 			return nil, fmt.Sprintf("Service %s/%s has no selector", s.srcNamespace, s.srcName)
 		}
-		sel := labels.SelectorFromSet(svc.Spec.Selector)
-		ips := c.podIPs(s.cluster, s.srcNamespace, func(p *corev1.Pod) bool { return sel.Matches(labels.Set(p.Labels)) })
+		sel := k8slabels.SelectorFromSet(svc.Spec.Selector)
+		ips := c.cache.podIPs(s.cluster, s.srcNamespace, func(p *corev1.Pod) bool { return sel.Matches(k8slabels.Set(p.Labels)) })
 		if ips.Len() == 0 {
 			return nil, fmt.Sprintf("no running pod with an IP behind Service %s/%s", s.srcNamespace, s.srcName)
 		}
 		return ips, ""
 	case expLB:
-		svc := c.getService(s.cluster, s.srcNamespace, s.srcName)
+		svc := c.cache.service(s.cluster, s.srcNamespace, s.srcName)
 		if svc == nil {
 			return nil, fmt.Sprintf("Service %s/%s not found in cluster %s", s.srcNamespace, s.srcName, s.cluster)
 		}

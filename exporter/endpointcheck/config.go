@@ -1,26 +1,26 @@
-// Package istiod checks that the endpoints of a Service (by default the selector-less `istiod-remote`
-// Service of an Istio remote/hosted mesh) equal what they should be: the pod IPs of some pods, the
-// LoadBalancer ingress address(es) of a Service (possibly in another cluster), or static addresses.
+// Package endpointcheck checks that the endpoints of a Service equal what they should be: the pod
+// IPs of some pods, the LoadBalancer ingress address(es) of a Service (possibly in another cluster),
+// or static addresses.
 //
-// With no configuration it discovers the DaoCloud mspider hosted-mesh layout on its own (see
-// docs/istiod-remote.md). Results are exported as the kubecause_endpoints_* metrics.
-package istiod
+// With no configuration it discovers the istiod-remote Service of an Istio remote or DaoCloud
+// mspider hosted mesh on its own, and is off on clusters without one (see docs/istiod-remote.md).
+// Results are exported as the kubecause_endpoints_* metrics.
+package endpointcheck
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubecause/kubecause/exporter/kube"
 )
@@ -43,103 +43,99 @@ var DefaultPorts = []int32{15012, 15017}
 // "auto-discover the mspider hosted-mesh layout and nothing else".
 type Config struct {
 	// Clusters are other clusters an expectation may be read from, by name.
-	Clusters []Cluster `json:"clusters,omitempty"`
+	Clusters []Cluster `yaml:"clusters,omitempty"`
 	// Discovery controls the zero-config istiod-remote check.
-	Discovery Discovery `json:"discovery,omitempty"`
+	Discovery Discovery `yaml:"discovery,omitempty"`
 	// Checks are explicit, declarative endpoint checks.
-	Checks []Check `json:"checks,omitempty"`
+	Checks []Check `yaml:"checks,omitempty"`
 }
 
 // Cluster names another cluster reached through a kubeconfig file.
 type Cluster struct {
-	Name string `json:"name"`
+	Name string `yaml:"name"`
 	// Kubeconfig is a path; a relative path is relative to the config file.
-	Kubeconfig string `json:"kubeconfig"`
+	Kubeconfig string `yaml:"kubeconfig"`
 	// Context in the kubeconfig; empty = its current context.
-	Context string `json:"context,omitempty"`
+	Context string `yaml:"context,omitempty"`
 }
 
 // Discovery configures the auto-discovered istiod-remote check.
 type Discovery struct {
 	// Enabled defaults to true. Discovery stays off by itself when the cluster holds nothing
 	// mspider-like, and it skips the Service when an explicit check already covers it.
-	Enabled *bool `json:"enabled,omitempty"`
+	Enabled *bool `yaml:"enabled,omitempty"`
 	// Namespace to look in (default istio-system).
-	Namespace string `json:"namespace,omitempty"`
+	Namespace string `yaml:"namespace,omitempty"`
 	// MeshID overrides the discovered mesh ID.
-	MeshID string `json:"meshID,omitempty"`
+	MeshID string `yaml:"meshID,omitempty"`
 	// Role overrides the discovered role: control-plane or workload.
-	Role string `json:"role,omitempty"`
+	Role string `yaml:"role,omitempty"`
 	// ControlPlaneCluster names a cluster of `clusters` holding the `istiod-<meshID>-hosted-lb`
 	// Service. Only used in the workload role; without it the workload-role check verifies presence
 	// and ports only and leaves the address comparison to PromQL (see docs/istiod-remote.md).
-	ControlPlaneCluster string `json:"controlPlaneCluster,omitempty"`
+	ControlPlaneCluster string `yaml:"controlPlaneCluster,omitempty"`
 	// Ports every address must carry (default 15012, 15017).
-	Ports []int32 `json:"ports,omitempty"`
+	Ports []int32 `yaml:"ports,omitempty"`
 }
 
 // Check is one declarative expectation: the endpoints of Service `namespace/service` in the local
 // cluster must equal `expect`, each address carrying every port of `ports`.
 type Check struct {
-	Name      string  `json:"name"`
-	Namespace string  `json:"namespace"`
-	Service   string  `json:"service"`
-	Ports     []int32 `json:"ports,omitempty"`
-	Expect    Expect  `json:"expect"`
+	Name      string  `yaml:"name"`
+	Namespace string  `yaml:"namespace"`
+	Service   string  `yaml:"service"`
+	Ports     []int32 `yaml:"ports,omitempty"`
+	Expect    Expect  `yaml:"expect"`
 }
 
 // Expect holds exactly one source of expected addresses.
 type Expect struct {
 	// Pods: the pod IPs of the running pods matching a label selector.
-	Pods *PodsExpectation `json:"pods,omitempty"`
+	Pods *PodsExpectation `yaml:"pods,omitempty"`
 	// Service: the pod IPs of the running pods selected by another Service's selector.
-	Service *ServiceExpectation `json:"service,omitempty"`
+	Service *ServiceExpectation `yaml:"service,omitempty"`
 	// LoadBalancer: the `status.loadBalancer.ingress` IP(s) (or hostnames) of a Service.
-	LoadBalancer *LoadBalancerExpectation `json:"loadBalancer,omitempty"`
+	LoadBalancer *LoadBalancerExpectation `yaml:"loadBalancer,omitempty"`
 	// Addresses: static IPs.
-	Addresses []string `json:"addresses,omitempty"`
+	Addresses []string `yaml:"addresses,omitempty"`
 	// External: the expected addresses live elsewhere (compared in PromQL); only presence and ports
 	// are checked here.
-	External bool `json:"external,omitempty"`
+	External bool `yaml:"external,omitempty"`
 }
 
 // PodsExpectation selects pods by label.
 type PodsExpectation struct {
-	Cluster   string `json:"cluster,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	Selector  string `json:"selector"`
+	Cluster   string `yaml:"cluster,omitempty"`
+	Namespace string `yaml:"namespace,omitempty"`
+	Selector  string `yaml:"selector"`
 }
 
 // ServiceExpectation names a Service whose selector picks the expected pods.
 type ServiceExpectation struct {
-	Cluster   string `json:"cluster,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
+	Cluster   string `yaml:"cluster,omitempty"`
+	Namespace string `yaml:"namespace,omitempty"`
+	Name      string `yaml:"name"`
 }
 
 // LoadBalancerExpectation names a LoadBalancer Service.
 type LoadBalancerExpectation struct {
-	Cluster   string `json:"cluster,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	Service   string `json:"service"`
+	Cluster   string `yaml:"cluster,omitempty"`
+	Namespace string `yaml:"namespace,omitempty"`
+	Service   string `yaml:"service"`
 }
 
-// LoadConfig reads and validates a config file. Relative kubeconfig paths are made relative to the
-// file's directory. An empty file is a valid, zero-config configuration.
+// LoadConfig reads and validates a config file. It is decoded once, strictly: an unknown field or a
+// value of the wrong type is an error naming its line. Relative kubeconfig paths are made relative
+// to the file's directory. An empty file is a valid, zero-config configuration.
 func LoadConfig(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint checks config: %w", err)
 	}
 	cfg := &Config{}
-	var raw any
-	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("endpoint checks config %s: %w", path, err)
-	}
-	if err := unknownFields(raw, reflect.TypeOf(cfg).Elem(), ""); err != nil {
-		return nil, fmt.Errorf("endpoint checks config %s: %w", path, err)
-	}
-	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("endpoint checks config %s: %w", path, err)
 	}
 	dir := filepath.Dir(path)
@@ -158,53 +154,6 @@ func LoadConfig(path string) (*Config, error) {
 func CheckConfigFile(path string) error {
 	_, err := LoadConfig(path)
 	return err
-}
-
-// unknownFields reports the first key of raw (decoded YAML) that t has no field for, with its path.
-func unknownFields(raw any, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch v := raw.(type) {
-	case map[string]any:
-		if t.Kind() != reflect.Struct {
-			return nil // type errors are reported by the decoder
-		}
-		fields := map[string]reflect.Type{}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			fields[name] = f.Type
-		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			ft, ok := fields[k]
-			if !ok {
-				return fmt.Errorf("unknown field %q", p)
-			}
-			if err := unknownFields(v[k], ft, p); err != nil {
-				return err
-			}
-		}
-	case []any:
-		if t.Kind() != reflect.Slice {
-			return nil
-		}
-		for i, e := range v {
-			if err := unknownFields(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 var checkNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$`)
@@ -226,7 +175,7 @@ func (c *Config) Validate() error {
 			fail(f+".name", "required")
 		case len(validation.IsDNS1123Label(cl.Name)) > 0:
 			fail(f+".name", "%q is not a DNS label (lower case letters, digits, '-')", cl.Name)
-		case cl.Name == "local":
+		case cl.Name == localCluster:
 			fail(f+".name", `"local" is reserved for the cluster kubecause runs in`)
 		case clusters[cl.Name]:
 			fail(f+".name", "duplicate cluster %q", cl.Name)
@@ -239,7 +188,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	clusterRef := func(field, name string) {
-		if name != "" && name != "local" && !clusters[name] {
+		if name != "" && name != localCluster && !clusters[name] {
 			fail(field, "unknown cluster %q (define it under clusters)", name)
 		}
 	}
@@ -275,7 +224,7 @@ func (c *Config) Validate() error {
 	if d.MeshID != "" && len(validation.IsDNS1123Label(d.MeshID)) > 0 {
 		fail("discovery.meshID", "%q is not a DNS label", d.MeshID)
 	}
-	if d.ControlPlaneCluster == "local" {
+	if d.ControlPlaneCluster == localCluster {
 		fail("discovery.controlPlaneCluster", `must name a cluster under clusters, not "local"`)
 	} else {
 		clusterRef("discovery.controlPlaneCluster", d.ControlPlaneCluster)
@@ -357,21 +306,15 @@ func (c *Config) discoveryEnabled() bool {
 	return c == nil || c.Discovery.Enabled == nil || *c.Discovery.Enabled
 }
 
-// RemoteClients builds a client for every cluster of `clusters`, for New's remote argument.
-func (c *Config) RemoteClients() (map[string]kube.Client, error) {
+// RemoteClients builds a client for every cluster of `clusters`, for New's remote argument, through
+// kube.Config like the local client: the same rate limits and User-Agent.
+func (c *Config) RemoteClients(userAgent string) (map[string]kube.Client, error) {
 	out := map[string]kube.Client{}
 	if c == nil {
 		return out, nil
 	}
 	for _, cl := range c.Clusters {
-		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: cl.Kubeconfig}
-		overrides := &clientcmd.ConfigOverrides{CurrentContext: cl.Context}
-		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("cluster %q: %w", cl.Name, err)
-		}
-		rc.UserAgent = "kubecause-endpoint-check"
-		cs, err := kube.New(rc)
+		cs, _, err := kube.ClientFor(kube.Options{Kubeconfig: cl.Kubeconfig, Context: cl.Context, UserAgent: userAgent})
 		if err != nil {
 			return nil, fmt.Errorf("cluster %q: %w", cl.Name, err)
 		}

@@ -1,4 +1,4 @@
-package istiod
+package endpointcheck
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -488,5 +491,73 @@ func TestNewRejectsMissingRemoteClient(t *testing.T) {
 	cfg := &Config{Clusters: []Cluster{{Name: "cp", Kubeconfig: writeKubeconfig(t)}}}
 	if _, err := New(cfg, kubefake.Client{Interface: newClient()}, nil, nil); err == nil || !strings.Contains(err.Error(), `"cp"`) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Istio is optional: on a cluster without the discovery namespace, or where kubecause may not read
+// it, discovery is off — one info line, no endpoint series, no error — and configured checks
+// elsewhere still run.
+func TestDiscoveryOffWithoutIstio(t *testing.T) {
+	forbidden := func(resource string) k8stesting.ReactionFunc {
+		return func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if a.GetNamespace() != ns {
+				return false, nil, nil
+			}
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", fmt.Errorf("RBAC: access denied"))
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		forbidden []string // resources kubecause may not list in istio-system
+		wantLog   string
+	}{
+		{"no namespace", nil, "no Service istio-system/istiod-remote"},
+		{"services forbidden", []string{"services", "pods", "endpointslices", "endpoints"}, "may not list services in namespace istio-system"},
+		{"pods forbidden", []string{"pods"}, "may not list pods in namespace istio-system"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Another namespace holds a configured check, so the Checker runs at all when discovery is off.
+			web := slice("web", []int32{80}, "10.0.0.1")
+			web.Namespace = "apps"
+			cs := newClient(web)
+			var watched []string
+			var mu sync.Mutex
+			for _, r := range tc.forbidden {
+				cs.PrependReactor("list", r, forbidden(r))
+				cs.PrependWatchReactor(r, func(a k8stesting.Action) (bool, watch.Interface, error) {
+					if a.GetNamespace() == ns {
+						mu.Lock()
+						watched = append(watched, a.GetResource().Resource)
+						mu.Unlock()
+					}
+					return false, nil, nil
+				})
+			}
+			cfg := &Config{Checks: []Check{{Name: "web", Namespace: "apps", Service: "web", Expect: Expect{Addresses: []string{"10.0.0.1"}}}}}
+			var skew atomic.Int64 // moves the Checker's clock past the sync grace
+			h := start(t, cfg, cs, nil, func(c *Checker) {
+				c.now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+			})
+			web1 := target{"web", "apps", "web"}
+			h.expectMetrics(web1.state(StateMatch), "kubecause_endpoints_discovery_info")
+			skew.Store(int64(time.Hour))
+			h.settle(3)
+			text := collectText(h)
+			if strings.Contains(text, `check="istiod-remote"`) {
+				t.Errorf("discovery off must export no series for istiod-remote:\n%s", text)
+			}
+			logs := h.logs.String()
+			if n := strings.Count(logs, "check off"); n != 1 || !strings.Contains(logs, tc.wantLog) {
+				t.Errorf("want exactly one 'check off' line with %q:\n%s", tc.wantLog, logs)
+			}
+			if strings.Contains(logs, "level=WARN") || strings.Contains(logs, "level=ERROR") {
+				t.Errorf("discovery off must not warn:\n%s", logs)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(watched) > 0 {
+				t.Errorf("informers started in a forbidden namespace: %v", watched)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package istiod
+package endpointcheck
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package istiod
+package endpointcheck
 
 import (
 	"sort"
@@ -119,5 +119,3 @@ func (c *Checker) Collect(ch chan<- prometheus.Metric) {
 		gauge(descDiscovery, 1, DiscoveredCheck, d.meshID, d.role, d.source)
 	}
 }
-
-// labelValue keeps label values valid UTF-8 and at most 128 bytes (see docs/metrics.md).

@@ -1,4 +1,4 @@
-package istiod
+package endpointcheck
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubecause/kubecause/exporter/kube"
 )
 
 // meshIDEnv is the environment variable Istio sets on proxies and gateways to the mesh ID.
@@ -64,7 +66,7 @@ func (d *discoveryResult) logKey() string {
 // ready is false while the caches are still filling.
 func (c *Checker) discover(now time.Time) (d *discoveryResult, ready bool, err error) {
 	ns := c.discNamespace
-	ok, err := c.ready(now, infKey{localCluster, ns, kindServices}, infKey{localCluster, ns, kindPods})
+	ok, err := c.cache.ready(now, cacheKey{localCluster, ns, kube.Services}, cacheKey{localCluster, ns, kube.Pods})
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -75,18 +77,13 @@ func (c *Checker) discover(now time.Time) (d *discoveryResult, ready bool, err e
 			return d, true, nil
 		}
 	}
-	if c.getService(localCluster, ns, DefaultService) == nil {
+	if c.cache.service(localCluster, ns, DefaultService) == nil {
 		d.off = fmt.Sprintf("no Service %s/%s in this cluster (not an Istio remote or mspider hosted-mesh cluster)", ns, DefaultService)
 		return d, true, nil
 	}
 	dc := c.cfg.Discovery
 
-	var pods []*corev1.Pod
-	for _, obj := range c.list(infKey{localCluster, ns, kindPods}) {
-		if p, ok := obj.(*corev1.Pod); ok && p.Namespace == ns {
-			pods = append(pods, p)
-		}
-	}
+	pods := c.cache.pods(localCluster, ns)
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 
 	switch {
@@ -94,7 +91,7 @@ func (c *Checker) discover(now time.Time) (d *discoveryResult, ready bool, err e
 		d.meshID, d.source = dc.MeshID, SourceConfig
 	default:
 		var ids []string
-		for _, obj := range c.list(infKey{localCluster, ns, kindServices}) {
+		for _, obj := range c.cache.list(cacheKey{localCluster, ns, kube.Services}) {
 			if s, ok := obj.(*corev1.Service); ok && s.Namespace == ns {
 				if m := hostedSvcRE.FindStringSubmatch(s.Name); m != nil {
 					ids = append(ids, m[1])
@@ -130,7 +127,7 @@ func (c *Checker) discover(now time.Time) (d *discoveryResult, ready bool, err e
 		return d, true, nil
 	}
 
-	hosted := c.getService(localCluster, ns, hostedName(d.meshID))
+	hosted := c.cache.service(localCluster, ns, hostedName(d.meshID))
 	hostedPods := false
 	for _, p := range pods {
 		if isHostedPod(p.Name, hostedName(d.meshID)) {
@@ -159,7 +156,7 @@ func (c *Checker) discover(now time.Time) (d *discoveryResult, ready bool, err e
 		switch {
 		case dc.ControlPlaneCluster != "":
 			s.kind, s.cluster, s.srcName = expLB, dc.ControlPlaneCluster, hostedLBName(d.meshID)
-		case c.getService(localCluster, ns, hostedLBName(d.meshID)) != nil:
+		case c.cache.service(localCluster, ns, hostedLBName(d.meshID)) != nil:
 			s.kind, s.srcName = expLB, hostedLBName(d.meshID)
 		default:
 			s.kind = expExternal

@@ -1,10 +1,18 @@
-package istiod
+package endpointcheck
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubecause/kubecause/exporter/kube"
 )
 
 func writeConfig(t *testing.T, dir, body string) string {
@@ -27,7 +35,11 @@ checks:
   - {name: b, namespace: istio-system, service: other, expect: {loadBalancer: {namespace: istio-system}}}
 `, []string{"checks[1].expect.loadBalancer.service: required"}},
 		{"unknown field", "checks:\n  - {name: a, namespace: n, service: s, expect: {adresses: [10.0.0.1]}}\n",
-			[]string{`unknown field "checks[0].expect.adresses"`}},
+			[]string{"line 2: field adresses not found"}},
+		{"unknown nested field", "discovery:\n  namespace: istio-system\n  meshId: mesh1\n",
+			[]string{"line 3: field meshId not found"}},
+		{"wrong type", "checks:\n  - name: a\n    namespace: n\n    service: s\n    ports: [xds]\n    expect: {external: true}\n",
+			[]string{"line 5: cannot unmarshal", "xds"}},
 		{"not YAML", "checks: [\n", []string{"checks.yaml"}},
 		{"no expectation", "checks:\n  - {name: a, namespace: n, service: s}\n",
 			[]string{"checks[0].expect: exactly one of pods, service, loadBalancer, addresses, external is required (found 0)"}},
@@ -104,7 +116,7 @@ checks:
 		t.Error("discovery must default to enabled")
 	}
 	// The kubeconfig has no cluster in it: building the client fails with the cluster's name.
-	if _, err := cfg.RemoteClients(); err == nil || !strings.Contains(err.Error(), `"cp"`) {
+	if _, err := cfg.RemoteClients("kubecause/test"); err == nil || !strings.Contains(err.Error(), `"cp"`) {
 		t.Errorf("RemoteClients: %v", err)
 	}
 }
@@ -126,5 +138,44 @@ func TestEmptyConfigIsZeroConfig(t *testing.T) {
 func TestShippedExampleIsValid(t *testing.T) {
 	if err := CheckConfigFile(filepath.Join("..", "..", "examples", "endpoint-checks.yaml")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A remote cluster's client is built like the local one: its requests carry kubecause's User-Agent.
+func TestRemoteClientsUseKubeConfig(t *testing.T) {
+	agents := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case agents <- r.UserAgent():
+		default:
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"kind":"ServiceList","apiVersion":"v1","items":[]}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: cp, cluster: {server: %q}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: cp, context: {cluster: cp, user: u}}]
+current-context: cp
+`, srv.URL)
+	if err := os.WriteFile(filepath.Join(dir, "cp.kubeconfig"), []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(writeConfig(t, dir, "clusters:\n  - {name: cp, kubeconfig: cp.kubeconfig}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := cfg.RemoteClients("kubecause/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote["cp"].List(context.Background(), kube.Services, "istio-system", metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-agents; got != "kubecause/test" {
+		t.Errorf("User-Agent = %q, want kubecause/test", got)
 	}
 }
