@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
 // TestRealNode plays the seed scenarios this host can make real on a real node — kubelet,
@@ -62,10 +63,11 @@ func realFires(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
 	for _, e := range sc.Expect {
 		ev := waitRealEvent(t, s, sc.Namespace, e)
 		t.Logf("%s wrote %s %s on %s/%s: %q", eventComponent(ev), ev.Type, ev.Reason, e.Kind, ev.InvolvedObject.Name, ev.Message)
-		if got := waitObjectCause(t, s, ev.Namespace, e.Kind, ev.InvolvedObject.Name, e.Reason); got != e.Cause {
+		// kubecause labels an Event with its object's namespace: none for a Node.
+		if got := waitObjectCause(t, s, ev.InvolvedObject.Namespace, e.Kind, ev.InvolvedObject.Name, e.Reason); got != e.Cause {
 			t.Errorf("%s: kubecause calls %s %q %s, want %s", sc.ID, e.Reason, ev.Message, got, e.Cause)
 		}
-		checkExactCount(t, s, ev.Namespace, e.Reason)
+		checkExactCount(t, s, ev.Namespace, ev.InvolvedObject.Namespace, e.Reason)
 	}
 	for _, a := range sc.Alerts {
 		got, err := s.Webhook.WaitFiring(alertTimeout, a.Match())
@@ -174,9 +176,9 @@ func waitObjectCause(t *testing.T, s *framework.Stack, ns, kind, name, reason st
 	return cause
 }
 
-// checkExactCount polls until kubecause's kubecause_events_total for (ns, reason) equals the
-// occurrences the apiserver's Events of that reason in ns record, and fails if it never does.
-func checkExactCount(t *testing.T, s *framework.Stack, ns, reason string) {
+// checkExactCount polls until kubecause's kubecause_events_total for (objectNS, reason) equals
+// the occurrences the apiserver's Events of that reason in ns record, and fails if it never does.
+func checkExactCount(t *testing.T, s *framework.Stack, ns, objectNS, reason string) {
 	t.Helper()
 	var truth int
 	var counted float64
@@ -195,28 +197,25 @@ func checkExactCount(t *testing.T, s *framework.Stack, ns, reason string) {
 		if err != nil {
 			return false, nil
 		}
-		counted, _ = framework.MetricValue(fams, "kubecause_events_total", map[string]string{"namespace": ns, "reason": reason})
+		counted, _ = framework.MetricValue(fams, "kubecause_events_total", map[string]string{"namespace": objectNS, "reason": reason})
 		return truth > 0 && counted == float64(truth), nil
 	})
 	if err != nil {
-		t.Errorf("kubecause_events_total{namespace=%q,reason=%q} = %g, the apiserver's Events record %d occurrences", ns, reason, counted, truth)
+		t.Errorf("kubecause_events_total{namespace=%q,reason=%q} = %g, the apiserver's Events record %d occurrences", objectNS, reason, counted, truth)
 		return
 	}
-	t.Logf("exact: kubecause_events_total{namespace=%q,reason=%q} = %g = occurrences on the apiserver's Events", ns, reason, counted)
+	t.Logf("exact: kubecause_events_total{namespace=%q,reason=%q} = %g = occurrences on the apiserver's Events", objectNS, reason, counted)
 }
 
-// recordRealMessages logs every distinct message the real components wrote with kubecause's
-// cause, and merges them into the fixture named by KUBECAUSE_REAL_MESSAGES.
+// recordRealMessages logs every distinct message the real components wrote with the cause the
+// built-in table gives it, and merges them into the fixture named by KUBECAUSE_REAL_MESSAGES.
 func recordRealMessages(t *testing.T, s *framework.Stack) {
 	evs, err := s.Cluster.Client.CoreV1().Events(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Errorf("listing Events: %v", err)
 		return
 	}
-	causeOf, err := objectCauses(s)
-	if err != nil {
-		t.Errorf("scraping kubecause: %v", err)
-	}
+	table := causes.Default()
 	var msgs []framework.RealMessage
 	for _, ev := range evs.Items {
 		if ev.Type != corev1.EventTypeWarning && !framework.InterestingNormal(ev.Reason) {
@@ -224,7 +223,7 @@ func recordRealMessages(t *testing.T, s *framework.Stack) {
 		}
 		msgs = append(msgs, framework.RealMessage{
 			Reason: ev.Reason, Type: ev.Type, Component: eventComponent(ev), Kind: ev.InvolvedObject.Kind, Message: ev.Message,
-			Kubecause: causeOf[[4]string{ev.Namespace, ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason}],
+			Kubecause: table.Classify(ev.Reason, ev.Message).Cause,
 		})
 	}
 	msgs = framework.DistinctMessages(msgs)
@@ -242,23 +241,4 @@ func recordRealMessages(t *testing.T, s *framework.Stack) {
 		}
 		t.Logf("%s: %d new messages (cause to assign by hand: TODO)", path, added)
 	}
-}
-
-// objectCauses maps (namespace, kind, name, reason) to the cause on kubecause's per-object series.
-func objectCauses(s *framework.Stack) (map[[4]string]string, error) {
-	out := map[[4]string]string{}
-	fams, err := s.Kubecause[0].Metrics()
-	if err != nil {
-		return out, err
-	}
-	if f := fams["kubecause_object_events"]; f != nil {
-		for _, m := range f.GetMetric() {
-			l := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				l[lp.GetName()] = lp.GetValue()
-			}
-			out[[4]string{l["namespace"], l["kind"], l["name"], l["reason"]}] = l["cause"]
-		}
-	}
-	return out, nil
 }
