@@ -222,8 +222,8 @@ func recordRealMessages(t *testing.T, s *framework.Stack) {
 			continue
 		}
 		msgs = append(msgs, framework.RealMessage{
-			Reason: ev.Reason, Type: ev.Type, Component: eventComponent(ev), Kind: ev.InvolvedObject.Kind, Message: ev.Message,
-			Kubecause: table.Classify(ev.Reason, ev.Message).Cause,
+			RealNodeMessage: causes.RealNodeMessage{Reason: ev.Reason, Type: ev.Type, Component: eventComponent(ev), Kind: ev.InvolvedObject.Kind, Message: ev.Message},
+			Kubecause:       table.Classify(ev.Reason, ev.Message).Cause,
 		})
 	}
 	msgs = framework.DistinctMessages(msgs)

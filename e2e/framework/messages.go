@@ -1,32 +1,21 @@
 package framework
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
-// RealMessage is one distinct Event message a real component wrote on the real node.
+// RealMessage is one distinct Event message a real component wrote on the real node, with the
+// cause the built-in table gives it when recorded. Its Cause is assigned by a person reading the
+// message ("TODO" until then); the classifier's golden test holds the table to it.
 type RealMessage struct {
-	Reason    string `json:"reason"`
-	Type      string `json:"type"`
-	Component string `json:"component"`
-	Kind      string `json:"kind"`
-	Message   string `json:"message"`
-	// Cause is assigned by a person reading the message ("TODO" until then); the classifier's
-	// golden test holds kubecause to it.
-	Cause string `json:"cause"`
-	// Kubecause is kubecause's cause when recorded (not stored).
-	Kubecause string `json:"-"`
-}
-
-// RealMessages is the fixture file: the components' versions and the messages.
-type RealMessages struct {
-	Versions map[string]string `json:"versions"`
-	Messages []RealMessage     `json:"messages"`
+	causes.RealNodeMessage
+	Kubecause string
 }
 
 // InterestingNormal reports the Normal reasons worth keeping: the ones that say something is
@@ -66,17 +55,13 @@ func DistinctMessages(in []RealMessage) []RealMessage {
 // cause TODO, keeps every existing entry and its cause, records versions, and returns how many
 // were added.
 func MergeRealMessages(path string, msgs []RealMessage, versions map[string]string) (int, error) {
-	var f RealMessages
-	if b, err := os.ReadFile(path); err == nil {
-		if err := yaml.UnmarshalStrict(b, &f); err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
-		}
-	} else if !os.IsNotExist(err) {
+	f, err := causes.LoadRealNode(path)
+	if err != nil && !os.IsNotExist(err) {
 		return 0, err
 	}
 	seen := map[string]bool{}
 	for _, m := range f.Messages {
-		seen[messageKey(m)] = true
+		seen[messageKey(RealMessage{RealNodeMessage: m})] = true
 	}
 	added := 0
 	for _, m := range msgs {
@@ -85,7 +70,7 @@ func MergeRealMessages(path string, msgs []RealMessage, versions map[string]stri
 		}
 		seen[messageKey(m)] = true
 		m.Cause = "TODO"
-		f.Messages = append(f.Messages, m)
+		f.Messages = append(f.Messages, m.RealNodeMessage)
 		added++
 	}
 	if f.Versions == nil {

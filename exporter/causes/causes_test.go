@@ -442,9 +442,15 @@ func TestDocsInStep(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run hack/generate/causes-doc.sh)", err)
 	}
-	// The page is the table's reference followed by the corpus section (corpusdoc.go).
+	// The page is the table's reference, the corpus section (corpusdoc.go) and the real node's
+	// messages (realnode.go).
+	rn, err := LoadRealNode(realNodeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := string(Default().Markdown("runbooks/")) +
-		string(CorpusMarkdown(Default(), loadCorpus(t, tuningCorpus), loadCorpus(t, heldBackCorpus)))
+		string(CorpusMarkdown(Default(), loadCorpus(t, tuningCorpus), loadCorpus(t, heldBackCorpus))) +
+		string(RealNodeMarkdown(Default(), rn))
 	if string(got) != want {
 		t.Errorf("%s is stale: run hack/generate/causes-doc.sh (or make generate) and commit it", path)
 	}

@@ -1,38 +1,16 @@
 package causes
 
-import (
-	"os"
-	"testing"
+import "testing"
 
-	"sigs.k8s.io/yaml"
-)
-
-// realNodeFile holds the messages real components wrote on the e2e real node (kubelet,
-// containerd, runc, the scheduler and the controllers), byte for byte, each with the cause a
-// person assigned after reading it. `make real-messages` regenerates it from the e2e run.
+// realNodeFile is RealNodeFile seen from this package's directory.
 const realNodeFile = "testdata/real-node.yaml"
 
-type realNodeMessages struct {
-	Versions map[string]string `json:"versions"`
-	Messages []struct {
-		Reason    string `json:"reason"`
-		Type      string `json:"type"`
-		Component string `json:"component"`
-		Kind      string `json:"kind"`
-		Message   string `json:"message"`
-		Cause     string `json:"cause"`
-	} `json:"messages"`
-}
-
-// TestRealNodeMessages holds the built-in table to every real message of the fixture.
+// TestRealNodeMessages holds the built-in table to every message the e2e real node's
+// components wrote, as a person read it.
 func TestRealNodeMessages(t *testing.T) {
-	b, err := os.ReadFile(realNodeFile)
+	f, err := LoadRealNode(realNodeFile)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var f realNodeMessages
-	if err := yaml.UnmarshalStrict(b, &f); err != nil {
-		t.Fatalf("%s: %v", realNodeFile, err)
 	}
 	if len(f.Messages) == 0 {
 		t.Fatalf("%s holds no message", realNodeFile)

@@ -1,5 +1,6 @@
 // Command gendoc writes docs/causes.md from the built-in cause table (or -table FILE), followed
-// by the table's scores on the corpus of real messages (-corpus DIR).
+// by the table's scores on the corpus of real messages (-corpus DIR) and the messages of the
+// e2e real node (-real-node FILE).
 //
 //	go run ./exporter/causes/gendoc -o docs/causes.md
 package main
@@ -18,6 +19,7 @@ func main() {
 	table := flag.String("table", "", "cause table file (default: the built-in table)")
 	runbooks := flag.String("runbooks", "runbooks/", "link prefix of the runbook pages, relative to the output")
 	corpus := flag.String("corpus", "exporter/causes/testdata/corpus", "directory of tuning.yaml and heldback.yaml")
+	realNode := flag.String("real-node", causes.RealNodeFile, "the real node's messages")
 	flag.Parse()
 	t := causes.Default()
 	if *table != "" {
@@ -37,7 +39,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	rn, err := causes.LoadRealNode(*realNode)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	doc := append(t.Markdown(*runbooks), causes.CorpusMarkdown(t, tuning, heldBack)...)
+	doc = append(doc, causes.RealNodeMarkdown(t, rn)...)
 	if *out == "" {
 		_, _ = os.Stdout.Write(doc)
 		return
