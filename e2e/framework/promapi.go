@@ -192,6 +192,8 @@ type RuleGroup struct {
 	Name  string
 	File  string
 	Rules []Rule
+	// Interval is the group's evaluation interval.
+	Interval time.Duration
 }
 
 // Rule is one loaded rule.
@@ -218,7 +220,7 @@ func (a *PromAPI) Rules(ctx context.Context) ([]RuleGroup, error) {
 	}
 	out := make([]RuleGroup, 0, len(res.Groups))
 	for _, g := range res.Groups {
-		rg := RuleGroup{Name: g.Name, File: g.File}
+		rg := RuleGroup{Name: g.Name, File: g.File, Interval: time.Duration(g.Interval * float64(time.Second))}
 		for _, r := range g.Rules {
 			switch r := r.(type) {
 			case promv1.AlertingRule:

@@ -256,6 +256,11 @@ func (s *Stack) checkRulesHealthy(ctx context.Context, expectRules bool) error {
 				switch r.Health {
 				case "ok":
 				case "unknown":
+					// Groups with a long interval (the SLO windows' 1m) are first evaluated up to
+					// that long after loading; their queries are checked by the tests that read them.
+					if g.Interval > 5*time.Second {
+						continue
+					}
 					return false, nil
 				default:
 					bad = append(bad, fmt.Sprintf("%s/%s: %s", g.Name, r.Name, r.LastError))
