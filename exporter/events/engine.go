@@ -54,7 +54,7 @@ type Config struct {
 type tracked struct {
 	name  uint64 // hash of namespace/name
 	count int32  // occurrences recorded on the object
-	view  int32  // index into the per-object view, -1 when not shown
+	view  int32  // slot in the per-object view, or noEntry or refused
 	src   uint16 // the source (watch scope) the Event came from
 	list  uint8  // the source's list generation that last contained it (0: none since it was added)
 }
@@ -172,7 +172,7 @@ func New(cfg Config) *Engine {
 	for _, r := range cfg.NormalReasons {
 		e.normal[r] = true
 	}
-	e.m = newMetrics(e, cfg.MaxSeries)
+	e.m = newMetrics(cfg.MaxSeries)
 	return e
 }
 
@@ -245,7 +245,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 	case known && !baseline:
 		delta = max(n-t.count, 0) // counts never go down; remember the new value and go on
 	case !known:
-		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: -1, src: src}
+		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: noEntry, src: src}
 		if baseline {
 			break
 		}
@@ -261,8 +261,21 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 	old := t.count
 	t.count = n
 	ts := eventTime(ev)
-	t.view = e.view.move(t.view, l, old, n, ts, !baseline, e.m)
+	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause}
+	i, change := e.view.move(t.view, key, old, n, ts)
+	switch change {
+	case viewBorn:
+		if !baseline {
+			e.m.affect(key)
+		}
+	case viewRefused:
+		if t.view != refused {
+			e.m.viewRefused() // once per Event, not on each of its updates
+		}
+	}
+	t.view = i
 	e.events[k] = t
+	e.m.state(len(e.events), e.view.len())
 	e.m.processed.Inc()
 	if delta > 0 {
 		e.m.count(l, float64(delta))
@@ -277,6 +290,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 func (e *Engine) forget(k uidKey, t tracked) {
 	delete(e.events, k)
 	e.view.release(t.view, t.count)
+	e.m.state(len(e.events), e.view.len())
 	now := e.cfg.Now().Unix()
 	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
 	e.tombQ = append(e.tombQ, t.name)
@@ -376,6 +390,9 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 		}
 	}
 	s.synced = true
+	if e.syncedLocked() {
+		e.m.synced.Set(1)
+	}
 	return first && e.syncedLocked()
 }
 

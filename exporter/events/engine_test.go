@@ -562,8 +562,8 @@ func TestApiserverUnreachableThenBack(t *testing.T) {
 	}
 }
 
-// TestViewStateIsFreedWithItsEvents: the per-object view and the label tuples its entries share
-// are bounded by the live Events — nothing stays behind once they expire.
+// TestViewStateIsFreedWithItsEvents: the per-object view is bounded by the live Events — nothing
+// stays behind once they expire, and freed slots are reused.
 func TestViewStateIsFreedWithItsEvents(t *testing.T) {
 	h := newHarness(t)
 	h.sync()
@@ -575,21 +575,24 @@ func TestViewStateIsFreedWithItsEvents(t *testing.T) {
 		h.add(ev)
 		evs = append(evs, ev)
 	}
-	if n, tuples := h.e.view.len(), len(h.e.view.tuples.idx); n != 20 || tuples != 2 {
-		t.Fatalf("view entries = %d (want 20: 10 pods × 2 reasons), tuples = %d (want 2)", n, tuples)
+	if n, slots := h.e.view.len(), len(h.e.view.entries); n != 20 || slots != 20 {
+		t.Fatalf("view entries = %d in %d slots, want 20 in 20 (10 pods × 2 reasons)", n, slots)
 	}
 	for _, ev := range evs {
 		if err := h.src.Delete(ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, tuples := h.e.view.len(), len(h.e.view.tuples.idx); n != 0 || tuples != 0 {
-		t.Fatalf("after every Event expired: view entries = %d, tuples = %d, want 0 and 0", n, tuples)
+	if n := h.e.view.len(); n != 0 {
+		t.Fatalf("after every Event expired: view entries = %d, want 0", n)
 	}
 	// Reused slots render the right labels.
 	h.add(kubeletEvent(uidA, "pod.again", 2, "FailedMount", msgS1))
 	if got := h.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0", "cause": "configmap_not_found", "reason": "FailedMount", "namespace": "istio-system"}); got != 2 {
 		t.Fatalf("reused view slot: %v", got)
+	}
+	if slots := len(h.e.view.entries); slots != 20 {
+		t.Fatalf("a new entry took a new slot (%d slots) instead of a freed one", slots)
 	}
 }
 
