@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/alecthomas/kingpin/v2"
@@ -28,6 +32,8 @@ import (
 	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
 	"github.com/kubecause/kubecause/exporter/causes"
@@ -36,6 +42,9 @@ import (
 	"github.com/kubecause/kubecause/exporter/istiod"
 	"github.com/kubecause/kubecause/exporter/kube"
 )
+
+// writeTimeout bounds the time to write a response (a scrape of /metrics included).
+const writeTimeout = time.Minute
 
 // DefaultRunbookURLPattern points at the runbooks of this repository; %s is the runbook page.
 const DefaultRunbookURLPattern = "https://github.com/kubecause/kubecause/blob/main/docs/runbooks/%s.md"
@@ -97,13 +106,13 @@ func run(args []string) int {
 	ex.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&o.explainOutput, "table", "json")
 	ex.Flag("namespace", "Live cluster: only this namespace.").Short('n').StringsVar(&o.namespaces)
 
-	cmd, err := app.Parse(args)
+	cmd, err := app.Parse(stdinArgs(args))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kubecause: %v (try --help)\n", err)
 		return 2
 	}
-	if o.memLimitRatio <= 0 || o.memLimitRatio > 1 {
-		fmt.Fprintf(os.Stderr, "kubecause: --auto-gomemlimit.ratio must be in (0, 1], not %g\n", o.memLimitRatio)
+	if err := validateFlags(o, cmd == serve.FullCommand()); err != nil {
+		fmt.Fprintf(os.Stderr, "kubecause: invalid flags:\n%v\n", err)
 		return 2
 	}
 	logger := promslog.New(logCfg)
@@ -123,6 +132,118 @@ func run(args []string) int {
 		return checkConfig(o, *webFlags.WebConfigFile, logger)
 	}
 	return runExporter(o, table, tableSource, webFlags, logger)
+}
+
+// stdinArgs spells `-f -` as `--file=-`: the flag parser reads a lone "-" as an empty value, and
+// explain would then read the live cluster instead of standard input.
+func stdinArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		if (args[i] == "-f" || args[i] == "--file") && i+1 < len(args) && args[i+1] == "-" {
+			out = append(out, "--file=-")
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// reservedPaths are served by kubecause itself and cannot be the telemetry path.
+var reservedPaths = []string{"/healthz", "/readyz"}
+
+// validateFlags checks every flag value that the flag parser lets through, before anything starts
+// (in --config.check too), and reports all problems at once.
+// Flags of the run command are checked only for it (serving).
+func validateFlags(o options, serving bool) error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.memLimitRatio <= 0 || o.memLimitRatio > 1 {
+		fail("--auto-gomemlimit.ratio must be in (0, 1], not %g", o.memLimitRatio)
+	}
+	if serving {
+		if err := telemetryPath(o.metricsPath); err != nil {
+			fail("--web.telemetry-path %q: %v", o.metricsPath, err)
+		}
+		if o.maxSeries < 1 {
+			fail("--events.max-series must be at least 1, not %d", o.maxSeries)
+		}
+		if o.maxObjectSeries < 1 {
+			fail("--object-view.max-series must be at least 1, not %d", o.maxObjectSeries)
+		}
+	}
+	if !utf8.ValidString(o.runbookPattern) {
+		fail("--runbook.url-pattern %q is not valid UTF-8", o.runbookPattern)
+	} else if o.runbookPattern != "" {
+		if u, err := url.Parse(strings.Replace(o.runbookPattern, "%s", "page", 1)); err != nil || !u.IsAbs() {
+			fail("--runbook.url-pattern %q is not an absolute URL (with %%s for the runbook page)", o.runbookPattern)
+		}
+	}
+	for _, ns := range append(append([]string(nil), o.namespaces...), o.excluded...) {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			fail("namespace %q (--events.namespace, --events.exclude-namespace, --namespace): %s", ns, strings.Join(msgs, "; "))
+		}
+	}
+	for _, r := range o.normalReasons {
+		if r == "" || strings.ContainsFunc(r, func(c rune) bool {
+			return c == ',' || c == '=' || c == '!' || c == '\\' || !unicode.IsGraphic(c) || c == ' '
+		}) {
+			fail("--events.normal-reason %q: a reason is a word without commas, '=', '!', '\\' or spaces", r)
+		}
+	}
+	// Selectors the apiserver would refuse are a configuration error, not something to retry forever.
+	for _, sel := range watchSelectors(o.fieldSelector, o.normalReasons, o.excluded) {
+		if err := eventSelector(sel); err != nil {
+			fail("Event field selector %q (from --events.field-selector, --events.normal-reason, --events.exclude-namespace): %v", sel, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// eventFields are the fields the apiserver can select core/v1 Events by.
+var eventFields = []string{"metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
+	"involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+	"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}
+
+// eventSelector checks that a field selector parses, names only fields of Events, and does not
+// ask for an empty type or reason (which no Event has: such a watch would see nothing).
+func eventSelector(s string) error {
+	sel, err := fields.ParseSelector(s)
+	if err != nil {
+		return err
+	}
+	for _, r := range sel.Requirements() {
+		if !slices.Contains(eventFields, r.Field) {
+			return fmt.Errorf("%q is not a field Events can be selected by (%s)", r.Field, strings.Join(eventFields, ", "))
+		}
+		if r.Value == "" && r.Operator != selection.NotEquals && (r.Field == "type" || r.Field == "reason") {
+			return fmt.Errorf("%s with an empty value selects no Event", r.Field)
+		}
+	}
+	return nil
+}
+
+// telemetryPath checks a --web.telemetry-path: an absolute URL path that the HTTP mux can serve
+// as given (no spaces, no wildcards) and that is not one of kubecause's own endpoints.
+func telemetryPath(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return errors.New(`must begin with "/"`)
+	}
+	if strings.ContainsFunc(p, func(c rune) bool {
+		return c <= ' ' || c == 0x7f || c == '{' || c == '}' || c == '?' || c == '#' || c == '%'
+	}) {
+		return errors.New("must be a plain URL path: no spaces, control characters, '{', '}', '?', '#' or '%'")
+	}
+	if u, err := url.Parse(p); err != nil || u.Path != p {
+		return errors.New("is not a URL path")
+	}
+	if slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")) {
+		return errors.New("is one of kubecause's own endpoints")
+	}
+	return nil
 }
 
 func loadTable(path string) (*causes.Table, string, error) {
@@ -256,13 +377,6 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		logger.Error("cannot configure the Kubernetes client", "err", err)
 		return 1
 	}
-	// Selectors that do not parse are a configuration error, not something to retry forever.
-	for _, sel := range watchSelectors(o.fieldSelector, o.normalReasons, o.excluded) {
-		if _, err := fields.ParseSelector(sel); err != nil {
-			logger.Error("invalid Event field selector (from --events.field-selector, --events.normal-reason, --events.exclude-namespace)", "selector", sel, "err", err)
-			return 1
-		}
-	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -354,7 +468,9 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		}
 		mux.Handle("/", landing)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// WriteTimeout ends a response that a stalled reader does not take: the scrape fails visibly
+	// (events.Handler aborts it) and holds nothing of kubecause's past it.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
 	select {

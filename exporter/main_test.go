@@ -3,8 +3,10 @@ package main
 import (
 	"log/slog"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -81,6 +83,75 @@ func TestRunRejectsABadMemoryLimitRatio(t *testing.T) {
 	for _, r := range []string{"0", "1.5", "-0.2"} {
 		if code := run([]string{"--config.check", "--auto-gomemlimit.ratio=" + r}); code == 0 {
 			t.Errorf("--auto-gomemlimit.ratio=%s accepted", r)
+		}
+	}
+}
+
+// TestRunRejectsBadFlagValues: values the flag parser lets through are refused at start and by
+// --config.check, with an error, not a panic nor "configuration is valid".
+func TestRunRejectsBadFlagValues(t *testing.T) {
+	for name, flag := range map[string]string{
+		"empty telemetry path":         "--web.telemetry-path=",
+		"relative telemetry path":      "--web.telemetry-path=metrics",
+		"telemetry path /healthz":      "--web.telemetry-path=/healthz",
+		"telemetry path /readyz":       "--web.telemetry-path=/readyz",
+		"telemetry path with space":    "--web.telemetry-path=/me trics",
+		"non-UTF-8 runbook pattern":    "--runbook.url-pattern=https://example.com/\xff/%s",
+		"empty type in selector":       "--events.field-selector=type==",
+		"selector that does not parse": "--events.field-selector=a=b=c",
+		"unknown selector field":       "--events.field-selector=spec.nodeName=node-1",
+		"bad excluded namespace":       "--events.exclude-namespace=Kube_System",
+		"reason with a comma":          "--events.normal-reason=BackOff,type=Warning",
+		"zero series cap":              "--events.max-series=0",
+		"negative object view cap":     "--object-view.max-series=-1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, args := range [][]string{{"--config.check", flag}, {flag}} {
+				if code := run(args); code != 2 {
+					t.Fatalf("run(%q) = %d, want 2 (invalid flags)", args, code)
+				}
+			}
+		})
+	}
+	// Flags of the run command do not concern explain.
+	if err := validateFlags(options{memLimitRatio: 0.9, runbookPattern: DefaultRunbookURLPattern, fieldSelector: "type=Warning"}, false); err != nil {
+		t.Errorf("explain's flags refused: %v", err)
+	}
+}
+
+// TestExplainReadsStandardInput: `kubecause explain -f -` reads the Events piped to it, not the
+// live cluster (there is none here).
+func TestExplainReadsStandardInput(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("HOME", t.TempDir())
+	in := filepath.Join(t.TempDir(), "events.json")
+	if err := os.WriteFile(in, []byte(`{"apiVersion": "v1", "kind": "List", "items": [{
+      "apiVersion": "v1", "kind": "Event",
+      "metadata": {"name": "mspider-mcpc-ckube-remote-7d9.17a", "namespace": "istio-system"},
+      "involvedObject": {"kind": "Pod", "namespace": "istio-system", "name": "mspider-mcpc-ckube-remote-7d9"},
+      "reason": "FailedMount", "type": "Warning", "count": 12,
+      "message": "MountVolume.SetUp failed for volume \"remote-kube-api-server\" : configmap \"mspider-mcpc-remote-kube-api-server\" not found",
+      "source": {"component": "kubelet", "host": "node-1"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"explain", "-f", "-"}, {"explain", "--file", "-"}, {"explain", "--file=-"}, {"explain", "-o", "json", "-f", "-"}} {
+		stdin, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldIn, oldOut := os.Stdin, os.Stdout
+		os.Stdin, os.Stdout = stdin, out
+		code := run(args)
+		os.Stdin, os.Stdout = oldIn, oldOut
+		stdin.Close()
+		out.Close()
+		got, _ := os.ReadFile(out.Name())
+		if code != 0 || !strings.Contains(string(got), "configmap_not_found") {
+			t.Errorf("run(%q) = %d, output %q; want 0 and the Event explained", args, code, got)
 		}
 	}
 }
