@@ -10,7 +10,9 @@
 //     same name it adds exactly the occurrences since;
 //   - a series appearing (no series → series.count 2) adds 1;
 //   - Events present in the first list are a baseline and add nothing (a restart does not jump);
-//   - a relist (watch expired, apiserver restart) is diffed against what is remembered.
+//   - a relist (watch expired, apiserver restart) is diffed against what is remembered; an Event
+//     first seen in it whose first occurrence is no older than the source's last contact with the
+//     apiserver adds its whole count (it was created in the gap).
 package events
 
 import (
@@ -255,6 +257,17 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 			if d := n - ts.count; d > 1 {
 				delta = d
 			}
+		} else if !watching && n > 1 {
+			// First seen in a relist: the watch missed its whole life. If its first occurrence is
+			// no older than the source's last contact with the apiserver, every occurrence it
+			// carries happened in the gap. Otherwise it is an expired Event re-created with its
+			// accumulated count (standing for at least one new occurrence): the rest cannot be
+			// told from older ones and is reported as possibly lost.
+			if firstTime(ev) >= e.sources[src].contact {
+				delta = n
+			} else {
+				e.m.possiblyLost.Add(float64(n - 1))
+			}
 		}
 	}
 	l := e.labelsOf(ev)
@@ -317,6 +330,7 @@ func (e *Engine) pruneTombs(now int64) {
 func (e *Engine) add(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.touch(src)
 	e.m.opAdd.Inc()
 	e.observe(src, obj, false, true)
 }
@@ -324,13 +338,15 @@ func (e *Engine) add(src uint16, obj interface{}) {
 func (e *Engine) update(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.touch(src)
 	e.m.opUpdate.Inc()
 	e.observe(src, obj, false, true)
 }
 
-func (e *Engine) delete(obj interface{}) {
+func (e *Engine) delete(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.touch(src)
 	e.m.opDelete.Inc()
 	ev, k, problem := validate(obj)
 	if problem != "" {
@@ -390,6 +406,7 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 		}
 	}
 	s.synced = true
+	e.touch(src)
 	if e.syncedLocked() {
 		e.m.synced.Set(1)
 	}
@@ -404,6 +421,12 @@ func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 	_, k, problem := validate(ev)
 	e.observe(s.idx, ev, !s.synced, false)
 	return k, problem == "" && e.wanted(ev)
+}
+
+// touch records that source src is in contact with the apiserver now (a notification, a bookmark,
+// a list). Called with e.mu held.
+func (e *Engine) touch(src uint16) {
+	e.sources[src].contact = e.cfg.Now().Unix()
 }
 
 // Tracked is the number of live Events held.

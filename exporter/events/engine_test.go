@@ -632,3 +632,37 @@ func TestScrapeServesOnlyTheNamedFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestRelistCountsEventsCreatedInTheGap: the watch is cut (410 Gone, apiserver restart) and the
+// kubelet goes on writing. At the relist, an Event created in the gap adds all the occurrences it
+// carries; an expired Event re-created in the gap with its old count (first occurrence before the
+// gap, predecessor not seen) adds one, and the rest is reported as possibly lost.
+func TestRelistCountsEventsCreatedInTheGap(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	a := kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1)
+	h.add(a)
+	h.expect("configmap_not_found", 1)
+	// The watch breaks at t0; the relist comes five minutes later.
+	h.now = t0.Add(5 * time.Minute)
+	a3 := kubeletEvent(uidA, "pod.1", 3, "FailedMount", msgS1)
+	created := kubeletEvent(uidB, "pod.2", 4, "FailedMount", msgS1) // first at t0+2m, repeated 3 times since
+	created.FirstTimestamp = metav1.NewTime(t0.Add(2 * time.Minute))
+	created.LastTimestamp = metav1.NewTime(t0.Add(4 * time.Minute))
+	recreated := kubeletEvent(uidC, "pod.3", 5, "FailedMount", msgS1) // first occurrence 30 min before
+	recreated.FirstTimestamp = metav1.NewTime(t0.Add(-30 * time.Minute))
+	recreated.LastTimestamp = metav1.NewTime(t0.Add(3 * time.Minute))
+	h.sync(a3, created, recreated)
+	// 1 + (3-1) + 4 + 1
+	h.expect("configmap_not_found", 8)
+	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
+		t.Fatalf("kubecause_events_possibly_lost_total = %v, want 4 (the re-created Event's count beyond the one counted)", got)
+	}
+	// The same list again: nothing counted twice, nothing more lost.
+	h.now = h.now.Add(time.Minute)
+	h.sync(a3, created, recreated)
+	h.expect("configmap_not_found", 8)
+	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
+		t.Fatalf("possibly lost after an unchanged relist = %v, want 4", got)
+	}
+}

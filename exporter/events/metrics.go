@@ -56,6 +56,7 @@ type metrics struct {
 	unclassified  prometheus.Counter
 	invalid       *prometheus.CounterVec
 	relists       prometheus.Counter
+	possiblyLost  prometheus.Counter
 	watchErrors   prometheus.Counter
 	watchUp       prometheus.GaugeFunc
 	lastEvent     prometheus.Gauge
@@ -120,6 +121,10 @@ func newMetrics(max int) *metrics {
 		relists: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kubecause_relists_total",
 			Help: "Full lists of Events after the first one (watch expired, apiserver restart).",
+		}),
+		possiblyLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_events_possibly_lost_total",
+			Help: "Occurrences a relist could not attribute: carried by Events first seen in a relist that began before the watch lost contact, beyond the one counted.",
 		}),
 		watchErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kubecause_watch_errors_total",
@@ -276,7 +281,7 @@ func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.m
 	return []prometheus.Collector{
 		m.events, m.affected, m.ruleHits, m.causes, m.table,
-		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.watchErrors, m.watchUp,
+		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.watchErrors, m.watchUp,
 		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced,
 	}
 }
