@@ -7,7 +7,8 @@
 //   - an update adds Δcount (core/v1) or Δseries.count (events.k8s.io); an unchanged update adds 0;
 //   - an Event created while watching adds 1, even when its count is above 1 (the recorder re-creates
 //     an expired Event with its accumulated count); if kubecause saw the expired predecessor under the
-//     same name it adds exactly the occurrences since;
+//     same name it adds exactly the occurrences since; if its first occurrence is no older than the
+//     last contact with the apiserver (created while the watch was cut), its whole count;
 //   - a series appearing (no series → series.count 2) adds 1;
 //   - Events present in the first list are a baseline and add nothing (a restart does not jump);
 //   - a relist (watch expired, apiserver restart) is diffed against what is remembered; an Event
@@ -257,15 +258,16 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 			if d := n - ts.count; d > 1 {
 				delta = d
 			}
-		} else if !watching && n > 1 {
-			// First seen in a relist: the watch missed its whole life. If its first occurrence is
-			// no older than the source's last contact with the apiserver, every occurrence it
-			// carries happened in the gap. Otherwise it is an expired Event re-created with its
-			// accumulated count (standing for at least one new occurrence): the rest cannot be
-			// told from older ones and is reported as possibly lost.
+		} else if n > 1 {
+			// New to kubecause with several occurrences: if its first occurrence is no older than
+			// the source's last contact with the apiserver, it was created while the watch was cut
+			// (seen in a relist, or as an ADD of a watch resumed after the gap), and every
+			// occurrence it carries is new. Otherwise it is an expired Event re-created with its
+			// accumulated count, standing for one new occurrence; found in a relist, the rest may
+			// include occurrences of the gap that cannot be told apart: reported as possibly lost.
 			if firstTime(ev) >= e.sources[src].contact {
 				delta = n
-			} else {
+			} else if !watching {
 				e.m.possiblyLost.Add(float64(n - 1))
 			}
 		}
@@ -330,23 +332,23 @@ func (e *Engine) pruneTombs(now int64) {
 func (e *Engine) add(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.touch(src)
 	e.m.opAdd.Inc()
 	e.observe(src, obj, false, true)
+	e.touch(src)
 }
 
 func (e *Engine) update(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.touch(src)
 	e.m.opUpdate.Inc()
 	e.observe(src, obj, false, true)
+	e.touch(src)
 }
 
 func (e *Engine) delete(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.touch(src)
+	defer e.touch(src)
 	e.m.opDelete.Inc()
 	ev, k, problem := validate(obj)
 	if problem != "" {
@@ -424,7 +426,7 @@ func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 }
 
 // touch records that source src is in contact with the apiserver now (a notification, a bookmark,
-// a list). Called with e.mu held.
+// a list), after the notification is counted against the previous contact. Called with e.mu held.
 func (e *Engine) touch(src uint16) {
 	e.sources[src].contact = e.cfg.Now().Unix()
 }

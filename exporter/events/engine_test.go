@@ -223,11 +223,16 @@ func TestUnchangedUpdateAddsZero(t *testing.T) {
 func TestNewObjectWhileWatchingCountsOneEvenWithHighCount(t *testing.T) {
 	h := newHarness(t)
 	h.sync()
-	// The recorder re-creates an Event that expired with its accumulated count; kubecause did not
-	// see the predecessor, so this stands for one new occurrence.
-	h.add(kubeletEvent(uidA, "pod.1", 57, "FailedMount", msgS1))
+	// The recorder re-creates an Event that expired with its accumulated count and its first
+	// occurrence (an hour or more ago); kubecause did not see the predecessor, so this stands for
+	// one new occurrence.
+	recreated := kubeletEvent(uidA, "pod.1", 57, "FailedMount", msgS1)
+	recreated.FirstTimestamp = metav1.NewTime(t0.Add(-2 * time.Hour))
+	h.add(recreated)
 	h.expect("configmap_not_found", 1)
-	h.update(kubeletEvent(uidA, "pod.1", 58, "FailedMount", msgS1))
+	recreated = recreated.DeepCopy()
+	recreated.Count = 58
+	h.update(recreated)
 	h.expect("configmap_not_found", 2)
 }
 
@@ -665,4 +670,11 @@ func TestRelistCountsEventsCreatedInTheGap(t *testing.T) {
 	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
 		t.Fatalf("possibly lost after an unchanged relist = %v, want 4", got)
 	}
+	// The watch is cut again and resumes from its resource version (an apiserver restart that kept
+	// etcd): the Event created in the gap arrives as an ADD and adds its whole count.
+	h.now = h.now.Add(3 * time.Minute)
+	inGap := kubeletEvent("3c4d5e6f-7081-4cad-9e2f-a3b4c5d6e7f8", "pod.4", 3, "FailedMount", msgS1)
+	inGap.FirstTimestamp = metav1.NewTime(h.now.Add(-time.Minute))
+	h.add(inGap)
+	h.expect("configmap_not_found", 11)
 }
