@@ -140,3 +140,45 @@ func TestTwoReplicas(t *testing.T) {
 	}
 	t.Logf("two replicas: pager received one alert: %v", got[0])
 }
+
+// TestWatchGapCountsEventsCreatedInIt: kubecause is cut off (paused) while the apiserver restarts
+// and the kubelet goes on: an Event it knew repeats (1 → 3) and a new one is created and repeated
+// to count 4 before kubecause hears from the apiserver again. When it does (a resumed watch or a
+// relist), the new Event adds all 4 of its occurrences, not 1.
+func TestWatchGapCountsEventsCreatedInIt(t *testing.T) {
+	ctx := testContext(t)
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps"}})
+	pod := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "apps", "web-0", framework.PodOptions{Node: "worker-1"}))
+	must[*corev1.Pod](t)(s.Objects.SetWaiting(ctx, pod, "ContainerCreating", ""))
+	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
+	known := must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount",
+		`MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`))
+	secret := `sum(kubecause_events_total{namespace="apps",cause="secret_not_found"})`
+	timeout := `sum(kubecause_events_total{namespace="apps",cause="mount_timeout"})`
+	promValue(t, s, secret, 1)
+	relists0 := kubecauseCounter(t, s, 0, "kubecause_relists_total", nil)
+
+	k := s.Kubecause[0]
+	check(t, k.Pause())
+	t.Cleanup(func() { _ = k.Resume() })
+	down, err := s.Cluster.RestartControlPlane(ctx)
+	check(t, err)
+	check(t, known.SetCount(ctx, 3))
+	created := must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount",
+		`Unable to attach or mount volumes: unmounted volumes=[tls], unattached volumes=[tls kube-api-access-9xk2p]: timed out waiting for the condition`))
+	check(t, created.SetCount(ctx, 4))
+	check(t, k.Resume())
+
+	waitKubecauseValue(t, k, "kubecause_watch_up", nil, 1)
+	promValue(t, s, secret, 3)
+	promValue(t, s, timeout, 4)
+	waitScrapes(t, s, "kubecause", 3)
+	promValue(t, s, secret, 3)
+	promValue(t, s, timeout, 4)
+	lost := kubecauseCounter(t, s, 0, "kubecause_events_possibly_lost_total", nil)
+	if lost != 0 {
+		t.Errorf("kubecause_events_possibly_lost_total = %g, want 0: every Event of the gap began after the last contact", lost)
+	}
+	t.Logf("gap (apiserver restart, API down %s, kubecause paused): counted 7 of 7 occurrences (secret_not_found 3 of 3, mount_timeout 4 of 4); relists %g, possibly lost %g",
+		down.Round(time.Millisecond), kubecauseCounter(t, s, 0, "kubecause_relists_total", nil)-relists0, lost)
+}
