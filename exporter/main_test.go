@@ -7,7 +7,9 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 )
@@ -152,6 +154,32 @@ func TestExplainReadsStandardInput(t *testing.T) {
 		got, _ := os.ReadFile(out.Name())
 		if code != 0 || !strings.Contains(string(got), "configmap_not_found") {
 			t.Errorf("run(%q) = %d, output %q; want 0 and the Event explained", args, code, got)
+		}
+	}
+}
+
+// TestCauseFileIsBounded: --causes.file must not hang on a FIFO nor read a device or an
+// oversized file to the end; each is refused at once with an error.
+func TestCauseFileIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "causes.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "causes.yaml")
+	if err := os.WriteFile(big, append([]byte("version: \"2026.11\"\n# "), make([]byte, 300<<10)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/zero", fifo, big} {
+		done := make(chan int, 1)
+		go func() { done <- run([]string{"--config.check", "--causes.file=" + path}) }()
+		select {
+		case code := <-done:
+			if code == 0 {
+				t.Errorf("--causes.file=%s accepted", path)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("--causes.file=%s: no answer after 30 s", path)
 		}
 	}
 }
