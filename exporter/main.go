@@ -456,6 +456,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			Name:        "kubecause",
 			Description: "Why Kubernetes pods are stuck: cause-labelled Event metrics and istiod-remote endpoint checks",
 			Version:     version.Info(),
+			Profiling:   "false", // no /debug/pprof handlers are served
 			Links: []web.LandingLinks{
 				{Address: o.metricsPath, Text: "Metrics"},
 				{Address: "/readyz", Text: "Readiness (initial Event list read)"},

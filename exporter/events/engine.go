@@ -275,7 +275,9 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 	l := e.labelsOf(ev)
 	old := t.count
 	t.count = n
-	ts := eventTime(ev)
+	// An event time in the future (a recorder's clock, or a forged Event) is taken as now, so it
+	// cannot pin the latest-occurrence gauges ahead of every later occurrence.
+	ts := min(eventTime(ev), e.cfg.Now().Unix())
 	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause}
 	i, change := e.view.move(t.view, key, old, n, ts)
 	switch change {

@@ -260,6 +260,7 @@ func TestSchedulerSeriesAppearingCountsOne(t *testing.T) {
 	h.sync()
 	h.add(schedulerEvent(uidA, 0))
 	h.expect("scheduling_insufficient_resources", 1)
+	h.now = t0.Add(2 * time.Minute)   // the series' lastObservedTime (t0+1m) is past when it is processed
 	h.update(schedulerEvent(uidA, 2)) // nil → 2 is one more occurrence, not two
 	h.expect("scheduling_insufficient_resources", 2)
 	h.update(schedulerEvent(uidA, 9)) // series flushed in a jump
@@ -677,4 +678,27 @@ func TestRelistCountsEventsCreatedInTheGap(t *testing.T) {
 	inGap.FirstTimestamp = metav1.NewTime(h.now.Add(-time.Minute))
 	h.add(inGap)
 	h.expect("configmap_not_found", 11)
+}
+
+// TestFutureEventTimeDoesNotPinTheLatestTimestamp: an Event whose lastTimestamp is in year 9999
+// counts as happening now; a later occurrence moves kubecause_last_event_timestamp_seconds on.
+func TestFutureEventTimeDoesNotPinTheLatestTimestamp(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	future := kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1)
+	future.LastTimestamp = metav1.NewTime(time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC))
+	h.add(future)
+	if got := h.value("kubecause_last_event_timestamp_seconds", nil); got != float64(t0.Unix()) {
+		t.Fatalf("after a year-9999 Event: %v, want now (%d)", got, t0.Unix())
+	}
+	h.now = t0.Add(time.Minute)
+	later := kubeletEvent(uidB, "pod.2", 1, "FailedMount", msgS1)
+	later.LastTimestamp = metav1.NewTime(h.now)
+	h.add(later)
+	if got := h.value("kubecause_last_event_timestamp_seconds", nil); got != float64(h.now.Unix()) {
+		t.Fatalf("a later occurrence: %v, want %d", got, h.now.Unix())
+	}
+	if got := h.value("kubecause_object_event_last_timestamp_seconds", nil); got > float64(h.now.Unix()) {
+		t.Fatalf("the view's latest occurrence is in the future: %v", got)
+	}
 }
