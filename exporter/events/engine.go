@@ -226,22 +226,30 @@ func validate(obj interface{}) (*corev1.Event, uidKey, string) {
 	return ev, k, ""
 }
 
-// observe handles one Event seen (added, updated or listed) from source src.
+// observed is what observe made of one Event.
+type observed struct {
+	key   uidKey
+	state bool  // valid and wanted: the Event is part of its source's state
+	delta int32 // occurrences counted
+}
+
+// observe handles one Event seen (added, updated or listed) from source src, validating it once,
+// and returns what it counted.
 // baseline: the Event belongs to the first list and adds no occurrences.
 // watching: the occurrence is live (lag is measured), as opposed to found in a relist.
-func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
+func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) observed {
 	ev, k, problem := validate(obj)
 	if problem != "" {
 		e.m.invalid.WithLabelValues(problem).Inc()
-		return
+		return observed{key: k}
 	}
 	if !e.wanted(ev) {
-		return
+		return observed{key: k}
 	}
 	n := Occurrences(ev)
 	t, known := e.events[k]
 	if known && t.count == n {
-		return // resync or a change that is no new occurrence
+		return observed{key: k, state: true} // resync or a change that is no new occurrence
 	}
 	var delta int32 // Events of the first list are a baseline: 0
 	switch {
@@ -300,6 +308,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 			e.m.observeLag(e.cfg.Now(), ts)
 		}
 	}
+	return observed{key: k, state: true, delta: delta}
 }
 
 // forget removes a tracked Event (deleted, or gone from a relist) and remembers its count so a
@@ -399,9 +408,8 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 			}
 			continue
 		}
-		e.observe(src, obj, first, false)
-		if ev, k, problem := validate(obj); problem == "" && e.wanted(ev) {
-			mark(k)
+		if o := e.observe(src, obj, first, false); o.state {
+			mark(o.key)
 		}
 	}
 	for k, t := range e.events {
@@ -422,9 +430,8 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, k, problem := validate(ev)
-	e.observe(s.idx, ev, !s.synced, false)
-	return k, problem == "" && e.wanted(ev)
+	o := e.observe(s.idx, ev, !s.synced, false)
+	return o.key, o.state
 }
 
 // touch records that source src is in contact with the apiserver now (a notification, a bookmark,

@@ -702,3 +702,32 @@ func TestFutureEventTimeDoesNotPinTheLatestTimestamp(t *testing.T) {
 		t.Fatalf("the view's latest occurrence is in the future: %v", got)
 	}
 }
+
+// TestObserveReturnsWhatItCounted: observe reports the occurrences it counted and whether the
+// Event joined its source's state, which is what a list marks.
+func TestObserveReturnsWhatItCounted(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	h.e.mu.Lock()
+	defer h.e.mu.Unlock()
+	normal := kubeletEvent(uidC, "pod.3", 1, "Pulled", "Successfully pulled image")
+	normal.Type = corev1.EventTypeNormal
+	for _, tc := range []struct {
+		name  string
+		obj   interface{}
+		state bool
+		delta int32
+	}{
+		{"new", kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1), true, 1},
+		{"repeated", kubeletEvent(uidA, "pod.1", 4, "FailedMount", msgS1), true, 3},
+		{"unchanged", kubeletEvent(uidA, "pod.1", 4, "FailedMount", msgS1), true, 0},
+		{"no reason", kubeletEvent(uidB, "pod.2", 1, "", msgS1), false, 0},
+		{"unwanted Normal", normal, false, 0},
+		{"not an Event", &corev1.Pod{}, false, 0},
+	} {
+		o := h.e.observe(h.src.idx, tc.obj, false, true)
+		if o.state != tc.state || o.delta != tc.delta {
+			t.Errorf("%s: observed state %v delta %d, want %v %d", tc.name, o.state, o.delta, tc.state, tc.delta)
+		}
+	}
+}
