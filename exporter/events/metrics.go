@@ -9,7 +9,14 @@ import (
 	"github.com/kubecause/kubecause/exporter/labels"
 )
 
-// Every kubecause_* series of the event engine is born in this file (see docs/metrics.md).
+// Every kubecause_* family of the event engine is born in this file (see docs/metrics.md): the
+// registered ones in newMetrics, the per-object view's two here, rendered by viewtext.go.
+const (
+	viewEventsName = "kubecause_object_events"
+	viewEventsHelp = "Occurrences recorded on the live Events of an object with this reason and cause."
+	viewLastName   = "kubecause_object_event_last_timestamp_seconds"
+	viewLastHelp   = "Time of the latest occurrence on the live Events of an object with this reason and cause."
+)
 
 const overflow = "_overflow"
 

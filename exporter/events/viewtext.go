@@ -17,11 +17,6 @@ import (
 // for the whole scrape is written exactly once (it never changes slot), and an entry freed and
 // born again meanwhile is not written a second time (its new birth is after the start).
 
-const (
-	viewEventsName = "kubecause_object_events"
-	viewLastName   = "kubecause_object_event_last_timestamp_seconds"
-)
-
 // viewChunk entries are copied per lock hold (a variable so that fuzzing can interleave churn
 // with small chunks).
 var viewChunk = 512
@@ -96,13 +91,13 @@ func (e *Engine) WriteView(w io.Writer, names ...string) error {
 		return nil
 	}
 	if wantEvents {
-		if err := write(viewEventsName, "Occurrences recorded on the live Events of an object with this reason and cause.",
+		if err := write(viewEventsName, viewEventsHelp,
 			func(s *viewEntry) int64 { return s.occ }); err != nil {
 			return err
 		}
 	}
 	if wantLast {
-		if err := write(viewLastName, "Time of the latest occurrence on the live Events of an object with this reason and cause.",
+		if err := write(viewLastName, viewLastHelp,
 			func(s *viewEntry) int64 { return s.last }); err != nil {
 			return err
 		}
