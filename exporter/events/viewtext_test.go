@@ -3,10 +3,15 @@ package events
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -226,4 +231,27 @@ func TestScrapeUnderChurnIsComplete(t *testing.T) {
 	if got := len(series(t, buf.String(), viewEventsName)); got != max {
 		t.Errorf("quiet scrape: %d series, want %d", got, max)
 	}
+}
+
+// failingResponse is a client gone or past the write timeout: every write fails.
+type failingResponse struct{ header http.Header }
+
+func (f *failingResponse) Header() http.Header       { return f.header }
+func (f *failingResponse) WriteHeader(int)           {}
+func (f *failingResponse) Write([]byte) (int, error) { return 0, errors.New("i/o timeout") }
+
+// TestFailedScrapeIsAborted: when the response cannot be written, the handler aborts the
+// connection (http.ErrAbortHandler) rather than end the response as if it were complete.
+func TestFailedScrapeIsAborted(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	for _, ev := range viewEvents(2 * viewChunk) {
+		h.add(ev)
+	}
+	defer func() {
+		if r := recover(); r != http.ErrAbortHandler {
+			t.Fatalf("a scrape whose writes fail ended with %v, want the http.ErrAbortHandler panic", r)
+		}
+	}()
+	Handler(h.reg, h.e, promhttp.HandlerOpts{}).ServeHTTP(&failingResponse{header: http.Header{}}, httptest.NewRequest("GET", "/metrics", nil))
 }
