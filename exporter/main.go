@@ -31,8 +31,6 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
@@ -195,35 +193,12 @@ func validateFlags(o options, serving bool) error {
 		}
 	}
 	// Selectors the apiserver would refuse are a configuration error, not something to retry forever.
-	for _, sel := range watchSelectors(o.fieldSelector, o.normalReasons, o.excluded) {
-		if err := eventSelector(sel); err != nil {
+	for _, sel := range events.WatchSelectors(o.fieldSelector, o.normalReasons, o.excluded) {
+		if err := events.CheckSelector(sel); err != nil {
 			fail("Event field selector %q (from --events.field-selector, --events.normal-reason, --events.exclude-namespace): %v", sel, err)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// eventFields are the fields the apiserver can select core/v1 Events by.
-var eventFields = []string{"metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
-	"involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-	"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}
-
-// eventSelector checks that a field selector parses, names only fields of Events, and does not
-// ask for an empty type or reason (which no Event has: such a watch would see nothing).
-func eventSelector(s string) error {
-	sel, err := fields.ParseSelector(s)
-	if err != nil {
-		return err
-	}
-	for _, r := range sel.Requirements() {
-		if !slices.Contains(eventFields, r.Field) {
-			return fmt.Errorf("%q is not a field Events can be selected by (%s)", r.Field, strings.Join(eventFields, ", "))
-		}
-		if r.Value == "" && r.Operator != selection.NotEquals && (r.Field == "type" || r.Field == "reason") {
-			return fmt.Errorf("%s with an empty value selects no Event", r.Field)
-		}
-	}
-	return nil
 }
 
 // telemetryPath checks a --web.telemetry-path: an absolute URL path that the HTTP mux can serve
@@ -317,7 +292,7 @@ func listLive(o options) ([]corev1.Event, error) {
 	}
 	var all []corev1.Event
 	for _, ns := range namespaces {
-		for _, sel := range watchSelectors(o.fieldSelector, o.normalReasons, nil) {
+		for _, sel := range events.WatchSelectors(o.fieldSelector, o.normalReasons, nil) {
 			evs, err := explain.List(ctx, client, ns, sel)
 			if err != nil {
 				return nil, err
@@ -326,34 +301,6 @@ func listLive(o options) ([]corev1.Event, error) {
 		}
 	}
 	return all, nil
-}
-
-// fieldSelector adds the excluded namespaces to the user's selector (server-side).
-func fieldSelector(base string, excluded []string) string {
-	parts := []string{}
-	if base != "" {
-		parts = append(parts, base)
-	}
-	for _, ns := range excluded {
-		parts = append(parts, "metadata.namespace!="+ns)
-	}
-	return strings.Join(parts, ",")
-}
-
-// watchSelectors returns the server-side field selectors of the Event watches. With the default
-// type=Warning, each Normal reason asked for gets a watch of its own (type=Normal,reason=R): the
-// result sets are disjoint, so nothing is seen twice, and the apiserver still filters out the many
-// Normal Events nobody asked for. With any other selector there is one watch and the engine drops
-// Normal Events whose reason was not asked for.
-func watchSelectors(base string, normalReasons, excluded []string) []string {
-	out := []string{fieldSelector(base, excluded)}
-	if base != "type=Warning" {
-		return out
-	}
-	for _, r := range normalReasons {
-		out = append(out, fieldSelector("type=Normal,reason="+r, excluded))
-	}
-	return out
 }
 
 func runExporter(o options, table *causes.Table, tableSource string, webFlags *web.FlagConfig, logger *slog.Logger) int {
@@ -420,7 +367,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	if len(namespaces) == 0 {
 		namespaces = []string{""} // all
 	}
-	selectors := watchSelectors(o.fieldSelector, o.normalReasons, o.excluded)
+	selectors := events.WatchSelectors(o.fieldSelector, o.normalReasons, o.excluded)
 	for _, ns := range namespaces {
 		for _, sel := range selectors {
 			src := engine.NewSource(strings.TrimSpace(ns + " " + sel))
