@@ -152,7 +152,7 @@ func newMetrics(max int) *metrics {
 		}, []string{"metric"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubecause_series_dropped_total",
-			Help: "Occurrences or view entries that got no series of their own because a cap was reached.",
+			Help: "What got no series of its own because a cap was reached: occurrences (kubecause_events_total), objects (kubecause_objects_affected_total), live Events (kubecause_object_events).",
 		}, []string{"metric"}),
 		tracked: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kubecause_tracked_events",
