@@ -5,10 +5,14 @@ package e2e
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubecause/kubecause/e2e/framework"
 )
@@ -139,4 +143,69 @@ func TestTwoReplicas(t *testing.T) {
 		t.Fatalf("two replicas: want one KubecausePodVolumeFailing alert, got %d: %v", len(got), got)
 	}
 	t.Logf("two replicas: pager received one alert: %v", got[0])
+}
+
+// TestWatchGapCountsEventsCreatedInIt: kubecause is cut off (paused) while the apiserver restarts
+// and the kubelet goes on: an Event it knew repeats (1 → 3) and a new one is created and repeated
+// to count 4. The apiserver compacts etcd past kubecause's resource version before kubecause hears
+// from it again, so its watch cannot resume (410 Gone) and it relists: the new Event, first seen
+// in the relist, adds all 4 of its occurrences, not 1.
+func TestWatchGapCountsEventsCreatedInIt(t *testing.T) {
+	ctx := testContext(t)
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps"},
+		APIServerArgs: map[string]string{"etcd-compaction-interval": "1s"}})
+	pod := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "apps", "web-0", framework.PodOptions{Node: "worker-1"}))
+	must[*corev1.Pod](t)(s.Objects.SetWaiting(ctx, pod, "ContainerCreating", ""))
+	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
+	known := must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount",
+		`MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`))
+	secret := `sum(kubecause_events_total{namespace="apps",cause="secret_not_found"})`
+	timeout := `sum(kubecause_events_total{namespace="apps",cause="mount_timeout"})`
+	promValue(t, s, secret, 1)
+	relists0 := kubecauseCounter(t, s, 0, "kubecause_relists_total", nil)
+	events := s.Cluster.Client.CoreV1().Events("apps")
+	rv0 := must[*corev1.EventList](t)(events.List(ctx, metav1.ListOptions{})).ResourceVersion
+
+	k := s.Kubecause[0]
+	check(t, k.Pause())
+	t.Cleanup(func() { _ = k.Resume() })
+	down, err := s.Cluster.RestartControlPlane(ctx)
+	check(t, err)
+	check(t, known.SetCount(ctx, 3))
+	created := must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount",
+		`Unable to attach or mount volumes: unmounted volumes=[tls], unattached volumes=[tls kube-api-access-9xk2p]: timed out waiting for the condition`))
+	check(t, created.SetCount(ctx, 4))
+	// Until a watch from kubecause's last resource version answers 410 Gone.
+	check(t, framework.Poll(ctx, 60*time.Second, func() (bool, error) {
+		w, err := events.Watch(ctx, metav1.ListOptions{ResourceVersion: rv0})
+		if err != nil {
+			return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
+		}
+		defer w.Stop()
+		select {
+		case ev := <-w.ResultChan():
+			st, ok := ev.Object.(*metav1.Status)
+			return ev.Type == watch.Error && ok && st.Code == http.StatusGone, nil
+		case <-time.After(2 * time.Second):
+			return false, nil
+		}
+	}))
+	check(t, k.Resume())
+
+	waitKubecauseValue(t, k, "kubecause_watch_up", nil, 1)
+	promValue(t, s, secret, 3)
+	promValue(t, s, timeout, 4)
+	waitScrapes(t, s, "kubecause", 3)
+	promValue(t, s, secret, 3)
+	promValue(t, s, timeout, 4)
+	relists := kubecauseCounter(t, s, 0, "kubecause_relists_total", nil) - relists0
+	if relists < 1 {
+		t.Errorf("kubecause did not relist (relists %g): the test did not exercise a relist", relists)
+	}
+	lost, ok := kubecauseValue(t, k, "kubecause_events_possibly_lost_total", nil)
+	if !ok || lost != 0 {
+		t.Errorf("kubecause_events_possibly_lost_total = %g (exported: %v), want 0: every Event of the gap began after the last contact", lost, ok)
+	}
+	t.Logf("gap (apiserver restart, API down %s, etcd compacted, kubecause paused): counted 7 of 7 occurrences (secret_not_found 3 of 3, mount_timeout 4 of 4); relists %g, possibly lost %g",
+		down.Round(time.Millisecond), relists, lost)
 }

@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/alecthomas/kingpin/v2"
@@ -27,7 +31,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
 	"github.com/kubecause/kubecause/exporter/causes"
@@ -36,6 +40,9 @@ import (
 	"github.com/kubecause/kubecause/exporter/explain"
 	"github.com/kubecause/kubecause/exporter/kube"
 )
+
+// writeTimeout bounds the time to write a response (a scrape of /metrics included).
+const writeTimeout = time.Minute
 
 // DefaultRunbookURLPattern points at the runbooks of this repository; %s is the runbook page.
 const DefaultRunbookURLPattern = "https://github.com/kubecause/kubecause/blob/main/docs/runbooks/%s.md"
@@ -97,13 +104,13 @@ func run(args []string) int {
 	ex.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&o.explainOutput, "table", "json")
 	ex.Flag("namespace", "Live cluster: only this namespace.").Short('n').StringsVar(&o.namespaces)
 
-	cmd, err := app.Parse(args)
+	cmd, err := app.Parse(stdinArgs(args))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kubecause: %v (try --help)\n", err)
 		return 2
 	}
-	if o.memLimitRatio <= 0 || o.memLimitRatio > 1 {
-		fmt.Fprintf(os.Stderr, "kubecause: --auto-gomemlimit.ratio must be in (0, 1], not %g\n", o.memLimitRatio)
+	if err := validateFlags(o, cmd == serve.FullCommand()); err != nil {
+		fmt.Fprintf(os.Stderr, "kubecause: invalid flags:\n%v\n", err)
 		return 2
 	}
 	logger := promslog.New(logCfg)
@@ -123,6 +130,95 @@ func run(args []string) int {
 		return checkConfig(o, *webFlags.WebConfigFile, logger)
 	}
 	return runExporter(o, table, tableSource, webFlags, logger)
+}
+
+// stdinArgs spells `-f -` as `--file=-`: the flag parser reads a lone "-" as an empty value, and
+// explain would then read the live cluster instead of standard input.
+func stdinArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		if (args[i] == "-f" || args[i] == "--file") && i+1 < len(args) && args[i+1] == "-" {
+			out = append(out, "--file=-")
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// reservedPaths are served by kubecause itself and cannot be the telemetry path.
+var reservedPaths = []string{"/healthz", "/readyz"}
+
+// validateFlags checks every flag value that the flag parser lets through, before anything starts
+// (in --config.check too), and reports all problems at once.
+// Flags of the run command are checked only for it (serving).
+func validateFlags(o options, serving bool) error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.memLimitRatio <= 0 || o.memLimitRatio > 1 {
+		fail("--auto-gomemlimit.ratio must be in (0, 1], not %g", o.memLimitRatio)
+	}
+	if serving {
+		if err := telemetryPath(o.metricsPath); err != nil {
+			fail("--web.telemetry-path %q: %v", o.metricsPath, err)
+		}
+		if o.maxSeries < 1 {
+			fail("--events.max-series must be at least 1, not %d", o.maxSeries)
+		}
+		if o.maxObjectSeries < 1 {
+			fail("--object-view.max-series must be at least 1, not %d", o.maxObjectSeries)
+		}
+	}
+	if !utf8.ValidString(o.runbookPattern) {
+		fail("--runbook.url-pattern %q is not valid UTF-8", o.runbookPattern)
+	} else if o.runbookPattern != "" {
+		if u, err := url.Parse(strings.Replace(o.runbookPattern, "%s", "page", 1)); err != nil || !u.IsAbs() {
+			fail("--runbook.url-pattern %q is not an absolute URL (with %%s for the runbook page)", o.runbookPattern)
+		}
+	}
+	for _, ns := range append(append([]string(nil), o.namespaces...), o.excluded...) {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			fail("namespace %q (--events.namespace, --events.exclude-namespace, --namespace): %s", ns, strings.Join(msgs, "; "))
+		}
+	}
+	for _, r := range o.normalReasons {
+		if r == "" || strings.ContainsFunc(r, func(c rune) bool {
+			return c == ',' || c == '=' || c == '!' || c == '\\' || !unicode.IsGraphic(c) || c == ' '
+		}) {
+			fail("--events.normal-reason %q: a reason is a word without commas, '=', '!', '\\' or spaces", r)
+		}
+	}
+	// Selectors the apiserver would refuse are a configuration error, not something to retry forever.
+	for _, sel := range events.WatchSelectors(o.fieldSelector, o.normalReasons, o.excluded) {
+		if err := events.CheckSelector(sel); err != nil {
+			fail("Event field selector %q (from --events.field-selector, --events.normal-reason, --events.exclude-namespace): %v", sel, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// telemetryPath checks a --web.telemetry-path: an absolute URL path that the HTTP mux can serve
+// as given (no spaces, no wildcards) and that is not one of kubecause's own endpoints.
+func telemetryPath(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return errors.New(`must begin with "/"`)
+	}
+	if strings.ContainsFunc(p, func(c rune) bool {
+		return c <= ' ' || c == 0x7f || c == '{' || c == '}' || c == '?' || c == '#' || c == '%'
+	}) {
+		return errors.New("must be a plain URL path: no spaces, control characters, '{', '}', '?', '#' or '%'")
+	}
+	if u, err := url.Parse(p); err != nil || u.Path != p {
+		return errors.New("is not a URL path")
+	}
+	if slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")) {
+		return errors.New("is one of kubecause's own endpoints")
+	}
+	return nil
 }
 
 func loadTable(path string) (*causes.Table, string, error) {
@@ -196,7 +292,7 @@ func listLive(o options) ([]corev1.Event, error) {
 	}
 	var all []corev1.Event
 	for _, ns := range namespaces {
-		for _, sel := range watchSelectors(o.fieldSelector, o.normalReasons, nil) {
+		for _, sel := range events.WatchSelectors(o.fieldSelector, o.normalReasons, nil) {
 			evs, err := explain.List(ctx, client, ns, sel)
 			if err != nil {
 				return nil, err
@@ -205,34 +301,6 @@ func listLive(o options) ([]corev1.Event, error) {
 		}
 	}
 	return all, nil
-}
-
-// fieldSelector adds the excluded namespaces to the user's selector (server-side).
-func fieldSelector(base string, excluded []string) string {
-	parts := []string{}
-	if base != "" {
-		parts = append(parts, base)
-	}
-	for _, ns := range excluded {
-		parts = append(parts, "metadata.namespace!="+ns)
-	}
-	return strings.Join(parts, ",")
-}
-
-// watchSelectors returns the server-side field selectors of the Event watches. With the default
-// type=Warning, each Normal reason asked for gets a watch of its own (type=Normal,reason=R): the
-// result sets are disjoint, so nothing is seen twice, and the apiserver still filters out the many
-// Normal Events nobody asked for. With any other selector there is one watch and the engine drops
-// Normal Events whose reason was not asked for.
-func watchSelectors(base string, normalReasons, excluded []string) []string {
-	out := []string{fieldSelector(base, excluded)}
-	if base != "type=Warning" {
-		return out
-	}
-	for _, r := range normalReasons {
-		out = append(out, fieldSelector("type=Normal,reason="+r, excluded))
-	}
-	return out
 }
 
 func runExporter(o options, table *causes.Table, tableSource string, webFlags *web.FlagConfig, logger *slog.Logger) int {
@@ -255,13 +323,6 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	if err != nil {
 		logger.Error("cannot configure the Kubernetes client", "err", err)
 		return 1
-	}
-	// Selectors that do not parse are a configuration error, not something to retry forever.
-	for _, sel := range watchSelectors(o.fieldSelector, o.normalReasons, o.excluded) {
-		if _, err := fields.ParseSelector(sel); err != nil {
-			logger.Error("invalid Event field selector (from --events.field-selector, --events.normal-reason, --events.exclude-namespace)", "selector", sel, "err", err)
-			return 1
-		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -306,7 +367,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	if len(namespaces) == 0 {
 		namespaces = []string{""} // all
 	}
-	selectors := watchSelectors(o.fieldSelector, o.normalReasons, o.excluded)
+	selectors := events.WatchSelectors(o.fieldSelector, o.normalReasons, o.excluded)
 	for _, ns := range namespaces {
 		for _, sel := range selectors {
 			src := engine.NewSource(strings.TrimSpace(ns + " " + sel))
@@ -342,6 +403,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			Name:        "kubecause",
 			Description: "Why Kubernetes pods are stuck: cause-labelled Event metrics and istiod-remote endpoint checks",
 			Version:     version.Info(),
+			Profiling:   "false", // no /debug/pprof handlers are served
 			Links: []web.LandingLinks{
 				{Address: o.metricsPath, Text: "Metrics"},
 				{Address: "/readyz", Text: "Readiness (initial Event list read)"},
@@ -354,7 +416,9 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		}
 		mux.Handle("/", landing)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// WriteTimeout ends a response that a stalled reader does not take: the scrape fails visibly
+	// (events.Handler aborts it) and holds nothing of kubecause's past it.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
 	select {

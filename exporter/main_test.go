@@ -3,37 +3,15 @@ package main
 import (
 	"log/slog"
 	"os"
-	"reflect"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 )
-
-func TestWatchSelectors(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		base     string
-		normal   []string
-		excluded []string
-		want     []string
-	}{
-		{"default", "type=Warning", []string{"SandboxChanged", "BackOff"}, nil,
-			[]string{"type=Warning", "type=Normal,reason=SandboxChanged", "type=Normal,reason=BackOff"}},
-		{"excluded namespaces apply to every watch", "type=Warning", []string{"BackOff"}, []string{"kube-system", "dev"},
-			[]string{"type=Warning,metadata.namespace!=kube-system,metadata.namespace!=dev",
-				"type=Normal,reason=BackOff,metadata.namespace!=kube-system,metadata.namespace!=dev"}},
-		{"custom selector: one watch, engine filters Normal", "involvedObject.kind=Pod", []string{"BackOff"}, nil,
-			[]string{"involvedObject.kind=Pod"}},
-		{"everything", "", nil, nil, []string{""}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := watchSelectors(tc.base, tc.normal, tc.excluded); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("got %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
 
 func TestRunRejectsBadConfiguration(t *testing.T) {
 	for name, args := range map[string][]string{
@@ -81,6 +59,101 @@ func TestRunRejectsABadMemoryLimitRatio(t *testing.T) {
 	for _, r := range []string{"0", "1.5", "-0.2"} {
 		if code := run([]string{"--config.check", "--auto-gomemlimit.ratio=" + r}); code == 0 {
 			t.Errorf("--auto-gomemlimit.ratio=%s accepted", r)
+		}
+	}
+}
+
+// TestRunRejectsBadFlagValues: values the flag parser lets through are refused at start and by
+// --config.check, with an error, not a panic nor "configuration is valid".
+func TestRunRejectsBadFlagValues(t *testing.T) {
+	for name, flag := range map[string]string{
+		"empty telemetry path":         "--web.telemetry-path=",
+		"relative telemetry path":      "--web.telemetry-path=metrics",
+		"telemetry path /healthz":      "--web.telemetry-path=/healthz",
+		"telemetry path /readyz":       "--web.telemetry-path=/readyz",
+		"telemetry path with space":    "--web.telemetry-path=/me trics",
+		"non-UTF-8 runbook pattern":    "--runbook.url-pattern=https://example.com/\xff/%s",
+		"empty type in selector":       "--events.field-selector=type==",
+		"selector that does not parse": "--events.field-selector=a=b=c",
+		"unknown selector field":       "--events.field-selector=spec.nodeName=node-1",
+		"bad excluded namespace":       "--events.exclude-namespace=Kube_System",
+		"reason with a comma":          "--events.normal-reason=BackOff,type=Warning",
+		"zero series cap":              "--events.max-series=0",
+		"negative object view cap":     "--object-view.max-series=-1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, args := range [][]string{{"--config.check", flag}, {flag}} {
+				if code := run(args); code != 2 {
+					t.Fatalf("run(%q) = %d, want 2 (invalid flags)", args, code)
+				}
+			}
+		})
+	}
+	// Flags of the run command do not concern explain.
+	if err := validateFlags(options{memLimitRatio: 0.9, runbookPattern: DefaultRunbookURLPattern, fieldSelector: "type=Warning"}, false); err != nil {
+		t.Errorf("explain's flags refused: %v", err)
+	}
+}
+
+// TestExplainReadsStandardInput: `kubecause explain -f -` reads the Events piped to it, not the
+// live cluster (there is none here).
+func TestExplainReadsStandardInput(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("HOME", t.TempDir())
+	in := filepath.Join(t.TempDir(), "events.json")
+	if err := os.WriteFile(in, []byte(`{"apiVersion": "v1", "kind": "List", "items": [{
+      "apiVersion": "v1", "kind": "Event",
+      "metadata": {"name": "mspider-mcpc-ckube-remote-7d9.17a", "namespace": "istio-system"},
+      "involvedObject": {"kind": "Pod", "namespace": "istio-system", "name": "mspider-mcpc-ckube-remote-7d9"},
+      "reason": "FailedMount", "type": "Warning", "count": 12,
+      "message": "MountVolume.SetUp failed for volume \"remote-kube-api-server\" : configmap \"mspider-mcpc-remote-kube-api-server\" not found",
+      "source": {"component": "kubelet", "host": "node-1"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"explain", "-f", "-"}, {"explain", "--file", "-"}, {"explain", "--file=-"}, {"explain", "-o", "json", "-f", "-"}} {
+		stdin, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldIn, oldOut := os.Stdin, os.Stdout
+		os.Stdin, os.Stdout = stdin, out
+		code := run(args)
+		os.Stdin, os.Stdout = oldIn, oldOut
+		stdin.Close()
+		out.Close()
+		got, _ := os.ReadFile(out.Name())
+		if code != 0 || !strings.Contains(string(got), "configmap_not_found") {
+			t.Errorf("run(%q) = %d, output %q; want 0 and the Event explained", args, code, got)
+		}
+	}
+}
+
+// TestCauseFileIsBounded: --causes.file must not hang on a FIFO nor read a device or an
+// oversized file to the end; each is refused at once with an error.
+func TestCauseFileIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "causes.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "causes.yaml")
+	if err := os.WriteFile(big, append([]byte("version: \"2026.11\"\n# "), make([]byte, 300<<10)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/zero", fifo, big} {
+		done := make(chan int, 1)
+		go func() { done <- run([]string{"--config.check", "--causes.file=" + path}) }()
+		select {
+		case code := <-done:
+			if code == 0 {
+				t.Errorf("--causes.file=%s accepted", path)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("--causes.file=%s: no answer after 30 s", path)
 		}
 	}
 }

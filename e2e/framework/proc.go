@@ -184,3 +184,20 @@ func WaitHTTP(url string, timeout time.Duration, p *Process) error {
 	}
 	return fmt.Errorf("%s not ready after %s: %w", url, timeout, last)
 }
+
+// Pause stops the process with SIGSTOP until Resume: it holds its connections but reads nothing,
+// as a process starved of CPU or cut off by a network partition would.
+func (p *Process) Pause() error { return p.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (p *Process) Resume() error { return p.signal(syscall.SIGCONT) }
+
+func (p *Process) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("%s is not running", p.Name)
+	}
+	return cmd.Process.Signal(sig)
+}

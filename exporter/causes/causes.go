@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -129,11 +130,30 @@ var (
 // DefaultYAML returns a copy of the built-in table's source, a starting point for a custom table.
 func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 
-// Load reads and parses a cause table file.
+// MaxFileSize bounds a cause table file: its index grows with reasons × generic rules, so the
+// size of the file bounds the memory it can take. The built-in table is a tenth of it.
+const MaxFileSize = 256 << 10
+
+// Load reads and parses a cause table file: a regular file of at most MaxFileSize bytes (not a
+// FIFO or a device, which could block or never end).
 func Load(path string) (*Table, error) {
-	data, err := os.ReadFile(path)
+	// Checked before opening: opening a FIFO blocks until someone writes to it.
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("cause table: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("cause table %s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cause table: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cause table: %w", err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("cause table %s: larger than %d KiB", path, MaxFileSize>>10)
 	}
 	t, err := Parse(data)
 	if err != nil {

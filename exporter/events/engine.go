@@ -7,10 +7,13 @@
 //   - an update adds Δcount (core/v1) or Δseries.count (events.k8s.io); an unchanged update adds 0;
 //   - an Event created while watching adds 1, even when its count is above 1 (the recorder re-creates
 //     an expired Event with its accumulated count); if kubecause saw the expired predecessor under the
-//     same name it adds exactly the occurrences since;
+//     same name it adds exactly the occurrences since; if its first occurrence is no older than the
+//     last contact with the apiserver (created while the watch was cut), its whole count;
 //   - a series appearing (no series → series.count 2) adds 1;
 //   - Events present in the first list are a baseline and add nothing (a restart does not jump);
-//   - a relist (watch expired, apiserver restart) is diffed against what is remembered.
+//   - a relist (watch expired, apiserver restart) is diffed against what is remembered; an Event
+//     first seen in it whose first occurrence is no older than the source's last contact with the
+//     apiserver adds its whole count (it was created in the gap).
 package events
 
 import (
@@ -54,7 +57,7 @@ type Config struct {
 type tracked struct {
 	name  uint64 // hash of namespace/name
 	count int32  // occurrences recorded on the object
-	view  int32  // index into the per-object view, -1 when not shown
+	view  int32  // slot in the per-object view, or noEntry or refused
 	src   uint16 // the source (watch scope) the Event came from
 	list  uint8  // the source's list generation that last contained it (0: none since it was added)
 }
@@ -172,7 +175,7 @@ func New(cfg Config) *Engine {
 	for _, r := range cfg.NormalReasons {
 		e.normal[r] = true
 	}
-	e.m = newMetrics(e, cfg.MaxSeries)
+	e.m = newMetrics(cfg.MaxSeries)
 	return e
 }
 
@@ -223,29 +226,37 @@ func validate(obj interface{}) (*corev1.Event, uidKey, string) {
 	return ev, k, ""
 }
 
-// observe handles one Event seen (added, updated or listed) from source src.
+// observed is what observe made of one Event.
+type observed struct {
+	key   uidKey
+	state bool  // valid and wanted: the Event is part of its source's state
+	delta int32 // occurrences counted
+}
+
+// observe handles one Event seen (added, updated or listed) from source src, validating it once,
+// and returns what it counted.
 // baseline: the Event belongs to the first list and adds no occurrences.
 // watching: the occurrence is live (lag is measured), as opposed to found in a relist.
-func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
+func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) observed {
 	ev, k, problem := validate(obj)
 	if problem != "" {
 		e.m.invalid.WithLabelValues(problem).Inc()
-		return
+		return observed{key: k}
 	}
 	if !e.wanted(ev) {
-		return
+		return observed{key: k}
 	}
 	n := Occurrences(ev)
 	t, known := e.events[k]
 	if known && t.count == n {
-		return // resync or a change that is no new occurrence
+		return observed{key: k, state: true} // resync or a change that is no new occurrence
 	}
 	var delta int32 // Events of the first list are a baseline: 0
 	switch {
 	case known && !baseline:
 		delta = max(n-t.count, 0) // counts never go down; remember the new value and go on
 	case !known:
-		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: -1, src: src}
+		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: noEntry, src: src}
 		if baseline {
 			break
 		}
@@ -255,14 +266,41 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 			if d := n - ts.count; d > 1 {
 				delta = d
 			}
+		} else if n > 1 {
+			// New to kubecause with several occurrences: if its first occurrence is no older than
+			// the source's last contact with the apiserver, it was created while the watch was cut
+			// (seen in a relist, or as an ADD of a watch resumed after the gap), and every
+			// occurrence it carries is new. Otherwise it is an expired Event re-created with its
+			// accumulated count, standing for one new occurrence; found in a relist, the rest may
+			// include occurrences of the gap that cannot be told apart: reported as possibly lost.
+			if firstTime(ev) >= e.sources[src].contact {
+				delta = n
+			} else if !watching {
+				e.m.possiblyLost.Add(float64(n - 1))
+			}
 		}
 	}
 	l := e.labelsOf(ev)
 	old := t.count
 	t.count = n
-	ts := eventTime(ev)
-	t.view = e.view.move(t.view, l, old, n, ts, !baseline, e.m)
+	// An event time in the future (a recorder's clock, or a forged Event) is taken as now, so it
+	// cannot pin the latest-occurrence gauges ahead of every later occurrence.
+	ts := min(eventTime(ev), e.cfg.Now().Unix())
+	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause}
+	i, change := e.view.move(t.view, key, old, n, ts)
+	switch change {
+	case viewBorn:
+		if !baseline {
+			e.m.affect(key)
+		}
+	case viewRefused:
+		if t.view != refused {
+			e.m.viewRefused() // once per Event, not on each of its updates
+		}
+	}
+	t.view = i
 	e.events[k] = t
+	e.m.state(len(e.events), e.view.len())
 	e.m.processed.Inc()
 	if delta > 0 {
 		e.m.count(l, float64(delta))
@@ -270,6 +308,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 			e.m.observeLag(e.cfg.Now(), ts)
 		}
 	}
+	return observed{key: k, state: true, delta: delta}
 }
 
 // forget removes a tracked Event (deleted, or gone from a relist) and remembers its count so a
@@ -277,6 +316,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) {
 func (e *Engine) forget(k uidKey, t tracked) {
 	delete(e.events, k)
 	e.view.release(t.view, t.count)
+	e.m.state(len(e.events), e.view.len())
 	now := e.cfg.Now().Unix()
 	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
 	e.tombQ = append(e.tombQ, t.name)
@@ -305,6 +345,7 @@ func (e *Engine) add(src uint16, obj interface{}) {
 	defer e.mu.Unlock()
 	e.m.opAdd.Inc()
 	e.observe(src, obj, false, true)
+	e.touch(src)
 }
 
 func (e *Engine) update(src uint16, obj interface{}) {
@@ -312,11 +353,13 @@ func (e *Engine) update(src uint16, obj interface{}) {
 	defer e.mu.Unlock()
 	e.m.opUpdate.Inc()
 	e.observe(src, obj, false, true)
+	e.touch(src)
 }
 
-func (e *Engine) delete(obj interface{}) {
+func (e *Engine) delete(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.touch(src)
 	e.m.opDelete.Inc()
 	ev, k, problem := validate(obj)
 	if problem != "" {
@@ -365,9 +408,8 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 			}
 			continue
 		}
-		e.observe(src, obj, first, false)
-		if ev, k, problem := validate(obj); problem == "" && e.wanted(ev) {
-			mark(k)
+		if o := e.observe(src, obj, first, false); o.state {
+			mark(o.key)
 		}
 	}
 	for k, t := range e.events {
@@ -376,6 +418,10 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 		}
 	}
 	s.synced = true
+	e.touch(src)
+	if e.syncedLocked() {
+		e.m.synced.Set(1)
+	}
 	return first && e.syncedLocked()
 }
 
@@ -384,9 +430,14 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, k, problem := validate(ev)
-	e.observe(s.idx, ev, !s.synced, false)
-	return k, problem == "" && e.wanted(ev)
+	o := e.observe(s.idx, ev, !s.synced, false)
+	return o.key, o.state
+}
+
+// touch records that source src is in contact with the apiserver now (a notification, a bookmark,
+// a list), after the notification is counted against the previous contact. Called with e.mu held.
+func (e *Engine) touch(src uint16) {
+	e.sources[src].contact = e.cfg.Now().Unix()
 }
 
 // Tracked is the number of live Events held.

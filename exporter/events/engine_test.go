@@ -223,11 +223,16 @@ func TestUnchangedUpdateAddsZero(t *testing.T) {
 func TestNewObjectWhileWatchingCountsOneEvenWithHighCount(t *testing.T) {
 	h := newHarness(t)
 	h.sync()
-	// The recorder re-creates an Event that expired with its accumulated count; kubecause did not
-	// see the predecessor, so this stands for one new occurrence.
-	h.add(kubeletEvent(uidA, "pod.1", 57, "FailedMount", msgS1))
+	// The recorder re-creates an Event that expired with its accumulated count and its first
+	// occurrence (an hour or more ago); kubecause did not see the predecessor, so this stands for
+	// one new occurrence.
+	recreated := kubeletEvent(uidA, "pod.1", 57, "FailedMount", msgS1)
+	recreated.FirstTimestamp = metav1.NewTime(t0.Add(-2 * time.Hour))
+	h.add(recreated)
 	h.expect("configmap_not_found", 1)
-	h.update(kubeletEvent(uidA, "pod.1", 58, "FailedMount", msgS1))
+	recreated = recreated.DeepCopy()
+	recreated.Count = 58
+	h.update(recreated)
 	h.expect("configmap_not_found", 2)
 }
 
@@ -255,6 +260,7 @@ func TestSchedulerSeriesAppearingCountsOne(t *testing.T) {
 	h.sync()
 	h.add(schedulerEvent(uidA, 0))
 	h.expect("scheduling_insufficient_resources", 1)
+	h.now = t0.Add(2 * time.Minute)   // the series' lastObservedTime (t0+1m) is past when it is processed
 	h.update(schedulerEvent(uidA, 2)) // nil → 2 is one more occurrence, not two
 	h.expect("scheduling_insufficient_resources", 2)
 	h.update(schedulerEvent(uidA, 9)) // series flushed in a jump
@@ -562,8 +568,8 @@ func TestApiserverUnreachableThenBack(t *testing.T) {
 	}
 }
 
-// TestViewStateIsFreedWithItsEvents: the per-object view and the label tuples its entries share
-// are bounded by the live Events — nothing stays behind once they expire.
+// TestViewStateIsFreedWithItsEvents: the per-object view is bounded by the live Events — nothing
+// stays behind once they expire, and freed slots are reused.
 func TestViewStateIsFreedWithItsEvents(t *testing.T) {
 	h := newHarness(t)
 	h.sync()
@@ -575,21 +581,24 @@ func TestViewStateIsFreedWithItsEvents(t *testing.T) {
 		h.add(ev)
 		evs = append(evs, ev)
 	}
-	if n, tuples := h.e.view.len(), len(h.e.view.tuples.idx); n != 20 || tuples != 2 {
-		t.Fatalf("view entries = %d (want 20: 10 pods × 2 reasons), tuples = %d (want 2)", n, tuples)
+	if n, slots := h.e.view.len(), len(h.e.view.entries); n != 20 || slots != 20 {
+		t.Fatalf("view entries = %d in %d slots, want 20 in 20 (10 pods × 2 reasons)", n, slots)
 	}
 	for _, ev := range evs {
 		if err := h.src.Delete(ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, tuples := h.e.view.len(), len(h.e.view.tuples.idx); n != 0 || tuples != 0 {
-		t.Fatalf("after every Event expired: view entries = %d, tuples = %d, want 0 and 0", n, tuples)
+	if n := h.e.view.len(); n != 0 {
+		t.Fatalf("after every Event expired: view entries = %d, want 0", n)
 	}
 	// Reused slots render the right labels.
 	h.add(kubeletEvent(uidA, "pod.again", 2, "FailedMount", msgS1))
 	if got := h.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0", "cause": "configmap_not_found", "reason": "FailedMount", "namespace": "istio-system"}); got != 2 {
 		t.Fatalf("reused view slot: %v", got)
+	}
+	if slots := len(h.e.view.entries); slots != 20 {
+		t.Fatalf("a new entry took a new slot (%d slots) instead of a freed one", slots)
 	}
 }
 
@@ -626,6 +635,99 @@ func TestScrapeServesOnlyTheNamedFamilies(t *testing.T) {
 	for _, n := range []string{"kubecause_events_total", "kubecause_object_events", "kubecause_object_event_last_timestamp_seconds"} {
 		if !slices.Contains(all, n) {
 			t.Errorf("unfiltered /metrics lacks %s", n)
+		}
+	}
+}
+
+// TestRelistCountsEventsCreatedInTheGap: the watch is cut (410 Gone, apiserver restart) and the
+// kubelet goes on writing. At the relist, an Event created in the gap adds all the occurrences it
+// carries; an expired Event re-created in the gap with its old count (first occurrence before the
+// gap, predecessor not seen) adds one, and the rest is reported as possibly lost.
+func TestRelistCountsEventsCreatedInTheGap(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	a := kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1)
+	h.add(a)
+	h.expect("configmap_not_found", 1)
+	// The watch breaks at t0; the relist comes five minutes later.
+	h.now = t0.Add(5 * time.Minute)
+	a3 := kubeletEvent(uidA, "pod.1", 3, "FailedMount", msgS1)
+	created := kubeletEvent(uidB, "pod.2", 4, "FailedMount", msgS1) // first at t0+2m, repeated 3 times since
+	created.FirstTimestamp = metav1.NewTime(t0.Add(2 * time.Minute))
+	created.LastTimestamp = metav1.NewTime(t0.Add(4 * time.Minute))
+	recreated := kubeletEvent(uidC, "pod.3", 5, "FailedMount", msgS1) // first occurrence 30 min before
+	recreated.FirstTimestamp = metav1.NewTime(t0.Add(-30 * time.Minute))
+	recreated.LastTimestamp = metav1.NewTime(t0.Add(3 * time.Minute))
+	h.sync(a3, created, recreated)
+	// 1 + (3-1) + 4 + 1
+	h.expect("configmap_not_found", 8)
+	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
+		t.Fatalf("kubecause_events_possibly_lost_total = %v, want 4 (the re-created Event's count beyond the one counted)", got)
+	}
+	// The same list again: nothing counted twice, nothing more lost.
+	h.now = h.now.Add(time.Minute)
+	h.sync(a3, created, recreated)
+	h.expect("configmap_not_found", 8)
+	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
+		t.Fatalf("possibly lost after an unchanged relist = %v, want 4", got)
+	}
+	// The watch is cut again and resumes from its resource version (an apiserver restart that kept
+	// etcd): the Event created in the gap arrives as an ADD and adds its whole count.
+	h.now = h.now.Add(3 * time.Minute)
+	inGap := kubeletEvent("3c4d5e6f-7081-4cad-9e2f-a3b4c5d6e7f8", "pod.4", 3, "FailedMount", msgS1)
+	inGap.FirstTimestamp = metav1.NewTime(h.now.Add(-time.Minute))
+	h.add(inGap)
+	h.expect("configmap_not_found", 11)
+}
+
+// TestFutureEventTimeDoesNotPinTheLatestTimestamp: an Event whose lastTimestamp is in year 9999
+// counts as happening now; a later occurrence moves kubecause_last_event_timestamp_seconds on.
+func TestFutureEventTimeDoesNotPinTheLatestTimestamp(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	future := kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1)
+	future.LastTimestamp = metav1.NewTime(time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC))
+	h.add(future)
+	if got := h.value("kubecause_last_event_timestamp_seconds", nil); got != float64(t0.Unix()) {
+		t.Fatalf("after a year-9999 Event: %v, want now (%d)", got, t0.Unix())
+	}
+	h.now = t0.Add(time.Minute)
+	later := kubeletEvent(uidB, "pod.2", 1, "FailedMount", msgS1)
+	later.LastTimestamp = metav1.NewTime(h.now)
+	h.add(later)
+	if got := h.value("kubecause_last_event_timestamp_seconds", nil); got != float64(h.now.Unix()) {
+		t.Fatalf("a later occurrence: %v, want %d", got, h.now.Unix())
+	}
+	if got := h.value("kubecause_object_event_last_timestamp_seconds", nil); got > float64(h.now.Unix()) {
+		t.Fatalf("the view's latest occurrence is in the future: %v", got)
+	}
+}
+
+// TestObserveReturnsWhatItCounted: observe reports the occurrences it counted and whether the
+// Event joined its source's state, which is what a list marks.
+func TestObserveReturnsWhatItCounted(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	h.e.mu.Lock()
+	defer h.e.mu.Unlock()
+	normal := kubeletEvent(uidC, "pod.3", 1, "Pulled", "Successfully pulled image")
+	normal.Type = corev1.EventTypeNormal
+	for _, tc := range []struct {
+		name  string
+		obj   interface{}
+		state bool
+		delta int32
+	}{
+		{"new", kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1), true, 1},
+		{"repeated", kubeletEvent(uidA, "pod.1", 4, "FailedMount", msgS1), true, 3},
+		{"unchanged", kubeletEvent(uidA, "pod.1", 4, "FailedMount", msgS1), true, 0},
+		{"no reason", kubeletEvent(uidB, "pod.2", 1, "", msgS1), false, 0},
+		{"unwanted Normal", normal, false, 0},
+		{"not an Event", &corev1.Pod{}, false, 0},
+	} {
+		o := h.e.observe(h.src.idx, tc.obj, false, true)
+		if o.state != tc.state || o.delta != tc.delta {
+			t.Errorf("%s: observed state %v delta %d, want %v %d", tc.name, o.state, o.delta, tc.state, tc.delta)
 		}
 	}
 }

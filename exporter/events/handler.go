@@ -15,7 +15,8 @@ import (
 // format (as kube-state-metrics does; the view is rendered without client_golang's Gather, see
 // viewtext.go). Gzip is applied when the scraper accepts it. Like client_golang's handler, it
 // serves only the families named by name[] query parameters when there are any
-// (/metrics?name[]=kubecause_events_total), the view included.
+// (/metrics?name[]=kubecause_events_total), the view included. A scrape whose writes fail is
+// aborted, never ended as if complete.
 func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.Handler {
 	opts.EnableOpenMetrics = false
 	opts.DisableCompression = true
@@ -41,7 +42,11 @@ func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.H
 		if rec.status != 0 && rec.status != http.StatusOK {
 			return
 		}
-		_ = e.WriteView(out, r.URL.Query()["name[]"]...)
+		if err := e.WriteView(out, r.URL.Query()["name[]"]...); err != nil {
+			// The reader failed or timed out: abort the connection, so the scraper sees a failed
+			// scrape rather than a body that ends cleanly without part of the view.
+			panic(http.ErrAbortHandler)
+		}
 	})
 }
 

@@ -9,7 +9,14 @@ import (
 	"github.com/kubecause/kubecause/exporter/labels"
 )
 
-// Every kubecause_* series of the event engine is born in this file (see docs/metrics.md).
+// Every kubecause_* family of the event engine is born in this file (see docs/metrics.md): the
+// registered ones in newMetrics, the per-object view's two here, rendered by viewtext.go.
+const (
+	viewEventsName = "kubecause_object_events"
+	viewEventsHelp = "Occurrences recorded on the live Events of an object with this reason and cause."
+	viewLastName   = "kubecause_object_event_last_timestamp_seconds"
+	viewLastHelp   = "Time of the latest occurrence on the live Events of an object with this reason and cause."
+)
 
 const overflow = "_overflow"
 
@@ -38,8 +45,9 @@ type affKey struct {
 	namespace, kind, cause string
 }
 
+// metrics is where the engine's counts go: it holds the series and their caps, and nothing of the
+// engine's state, which reaches it only through its methods.
 type metrics struct {
-	e   *Engine
 	max int
 
 	events   *prometheus.CounterVec
@@ -55,6 +63,7 @@ type metrics struct {
 	unclassified  prometheus.Counter
 	invalid       *prometheus.CounterVec
 	relists       prometheus.Counter
+	possiblyLost  prometheus.Counter
 	watchErrors   prometheus.Counter
 	watchUp       prometheus.GaugeFunc
 	lastEvent     prometheus.Gauge
@@ -69,13 +78,14 @@ type metrics struct {
 	// What kubecause_watch_up reads.
 	up atomic.Uint32
 
-	tracked *prometheus.Desc
-	synced  *prometheus.Desc
+	tracked   prometheus.Gauge
+	synced    prometheus.Gauge
+	viewSize  prometheus.Gauge // kubecause_series{metric="kubecause_object_events"}
+	viewDrops prometheus.Counter
 }
 
-func newMetrics(e *Engine, max int) *metrics {
+func newMetrics(max int) *metrics {
 	m := &metrics{
-		e:   e,
 		max: max,
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubecause_events_total",
@@ -119,6 +129,10 @@ func newMetrics(e *Engine, max int) *metrics {
 			Name: "kubecause_relists_total",
 			Help: "Full lists of Events after the first one (watch expired, apiserver restart).",
 		}),
+		possiblyLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_events_possibly_lost_total",
+			Help: "Occurrences a relist could not attribute: carried by Events first seen in a relist that began before the watch lost contact, beyond the one counted.",
+		}),
 		watchErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kubecause_watch_errors_total",
 			Help: "Failed lists and watches of Events.",
@@ -138,10 +152,16 @@ func newMetrics(e *Engine, max int) *metrics {
 		}, []string{"metric"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubecause_series_dropped_total",
-			Help: "Occurrences or view entries that got no series of their own because a cap was reached.",
+			Help: "What got no series of its own because a cap was reached: occurrences (kubecause_events_total), objects (kubecause_objects_affected_total), live Events (kubecause_object_events).",
 		}, []string{"metric"}),
-		tracked: prometheus.NewDesc("kubecause_tracked_events", "Live Events held in the compact state.", nil, nil),
-		synced:  prometheus.NewDesc("kubecause_synced", "1 once the initial list of Events has been read.", nil, nil),
+		tracked: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kubecause_tracked_events",
+			Help: "Live Events held in the compact state.",
+		}),
+		synced: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kubecause_synced",
+			Help: "1 once the initial list of Events has been read.",
+		}),
 	}
 	m.watchUp = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "kubecause_watch_up",
@@ -157,6 +177,8 @@ func newMetrics(e *Engine, max int) *metrics {
 		m.dropped.WithLabelValues(name)
 		m.series.WithLabelValues(name)
 	}
+	m.viewSize = m.series.WithLabelValues("kubecause_object_events")
+	m.viewDrops = m.dropped.WithLabelValues("kubecause_object_events")
 	return m
 }
 
@@ -252,35 +274,22 @@ func (m *metrics) observeLag(now time.Time, ts int64) {
 	m.lag.Observe(lag)
 }
 
-// stateCollector renders the gauges that read the engine's state at scrape time.
-type stateCollector struct{ m *metrics }
-
-func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.m.tracked
-	ch <- c.m.synced
+// state sets the gauges of the engine's size. Called with Engine.mu held, after every change.
+func (m *metrics) state(tracked, viewSeries int) {
+	m.tracked.Set(float64(tracked))
+	m.viewSize.Set(float64(viewSeries))
 }
 
-func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
-	e := c.m.e
-	e.mu.Lock()
-	tracked, synced, viewSeries := len(e.events), e.syncedLocked(), e.view.len()
-	e.mu.Unlock()
-	c.m.series.WithLabelValues("kubecause_object_events").Set(float64(viewSeries))
-	ch <- prometheus.MustNewConstMetric(c.m.tracked, prometheus.GaugeValue, float64(tracked))
-	s := 0.0
-	if synced {
-		s = 1
-	}
-	ch <- prometheus.MustNewConstMetric(c.m.synced, prometheus.GaugeValue, s)
-}
+// viewRefused counts a live Event that got no view entry because the view is at its cap.
+func (m *metrics) viewRefused() { m.viewDrops.Inc() }
 
 // Collectors returns every collector of the engine, for registration.
 func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.m
 	return []prometheus.Collector{
 		m.events, m.affected, m.ruleHits, m.causes, m.table,
-		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.watchErrors, m.watchUp,
-		m.lastEvent, m.lag, m.series, m.dropped, stateCollector{m},
+		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.watchErrors, m.watchUp,
+		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced,
 	}
 }
 

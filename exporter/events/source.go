@@ -24,6 +24,9 @@ type Source struct {
 	name   string
 	synced bool  // guarded by Engine.mu
 	list   uint8 // generation of the latest list read (wraps, skipping 0); guarded by Engine.mu
+	// contact is when the source last heard from the apiserver (unix seconds): a notification,
+	// a bookmark or a list. Guarded by Engine.mu.
+	contact int64
 }
 
 var (
@@ -57,7 +60,7 @@ func (s *Source) Delete(obj interface{}) error {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	s.e.delete(obj)
+	s.e.delete(s.idx, obj)
 	return nil
 }
 
@@ -73,6 +76,9 @@ func (s *Source) Resync() error { return nil }
 
 func (s *Source) Bookmark(string) error {
 	s.e.m.setUp(1)
+	s.e.mu.Lock()
+	s.e.touch(s.idx)
+	s.e.mu.Unlock()
 	return nil
 }
 

@@ -42,6 +42,18 @@ func eventTime(ev *corev1.Event) int64 {
 	return t
 }
 
+// firstTime is the time of the first occurrence: firstTimestamp (core/v1 recorders), else
+// eventTime (events.k8s.io recorders), else the object's creation.
+func firstTime(ev *corev1.Event) int64 {
+	switch {
+	case !ev.FirstTimestamp.IsZero():
+		return ev.FirstTimestamp.Unix()
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Unix()
+	}
+	return ev.CreationTimestamp.Unix()
+}
+
 func unixOf(v int64, zero bool) int64 {
 	if zero {
 		return 0

@@ -3,10 +3,15 @@ package events
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -68,7 +73,7 @@ func viewEvents(n int) []*corev1.Event {
 func TestChunkedScrapeNeverRepeatsASeries(t *testing.T) {
 	h := newHarness(t)
 	h.sync()
-	const n = 10 * viewChunk
+	n := 10 * viewChunk
 	evs := viewEvents(n)
 	for _, ev := range evs {
 		h.add(ev)
@@ -115,11 +120,11 @@ func TestChunkedScrapeNeverRepeatsASeries(t *testing.T) {
 	}
 }
 
-// TestStalledScrapeKeepsTheViewBounded: a scraper that stops reading holds its scrape open; the
-// view sets freed slots aside only up to twice its cap, then reuses them, and the held scrape ends
-// its view early rather than write a series twice.
+// TestStalledScrapeKeepsTheViewBounded: a scraper that stops reading holds its scrape open while
+// the view is replaced many times over; the view never holds more slots than its cap, and the
+// held scrape writes no series twice.
 func TestStalledScrapeKeepsTheViewBounded(t *testing.T) {
-	const max = 4 * viewChunk
+	max := 4 * viewChunk
 	h := newHarness(t, func(c *Config) { c.MaxObjectSeries = max })
 	h.sync()
 	evs := viewEvents(max)
@@ -139,21 +144,11 @@ func TestStalledScrapeKeepsTheViewBounded(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	w := &midScrape{w: &buf, once: func() {
-		// At the first write, at most two chunks (slots 0-1023) have been copied. Objects further
-		// on churn until the view has set aside as many slots as it may.
-		for i := 1200; len(h.e.view.entries) < 2*max; i = 1200 + (i-1199)%(max-1200) {
-			again(i)
-		}
-		// Then pod-5, already copied, expires and comes back into the slot pod-1100 (not yet
-		// copied) has just left.
-		for _, i := range []int{5, 1100} {
-			if err := h.src.Delete(evs[i]); err != nil {
-				t.Error(err)
+		for r := 0; r < 5; r++ {
+			for i := range evs {
+				again(i)
 			}
 		}
-		ev := evs[5].DeepCopy()
-		ev.UID = types.UID(uid(next))
-		h.add(ev)
 	}}
 	if err := h.e.WriteView(w); err != nil {
 		t.Fatal(err)
@@ -161,8 +156,8 @@ func TestStalledScrapeKeepsTheViewBounded(t *testing.T) {
 	if w.once != nil {
 		t.Fatal("the scrape wrote nothing before its end; the test did not exercise churn")
 	}
-	if got := len(h.e.view.entries); got > 2*max {
-		t.Errorf("view holds %d slots during a stalled scrape, want at most %d", got, 2*max)
+	if got := len(h.e.view.entries); got > max {
+		t.Errorf("view holds %d slots after churn during a stalled scrape, want at most %d", got, max)
 	}
 	series(t, buf.String(), viewEventsName)
 	series(t, buf.String(), viewLastName)
@@ -170,7 +165,93 @@ func TestStalledScrapeKeepsTheViewBounded(t *testing.T) {
 	if err := h.e.WriteView(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(series(t, buf.String(), viewEventsName)); got != max-1 {
-		t.Errorf("next scrape: %d series, want %d", got, max-1)
+	if got := len(series(t, buf.String(), viewEventsName)); got != max {
+		t.Errorf("next scrape: %d series, want %d", got, max)
 	}
+}
+
+// TestScrapeUnderChurnIsComplete: objects whose Events live through a scrape are all in it, in
+// both families, however much of the rest of the view is replaced meanwhile — in a scrape held
+// open by a slow reader and in every scrape after it.
+func TestScrapeUnderChurnIsComplete(t *testing.T) {
+	max := 4 * viewChunk
+	h := newHarness(t, func(c *Config) { c.MaxObjectSeries = max })
+	h.sync()
+	evs := viewEvents(max)
+	for _, ev := range evs {
+		h.add(ev)
+	}
+	stable := max / 2 // pod-0 … pod-(stable-1) keep their Events; the others churn
+	next := len(evs)
+	again := func(i int) { // Event i expires; its object comes back with a new Event
+		if err := h.src.Delete(evs[i]); err != nil {
+			t.Error(err)
+		}
+		ev := evs[i].DeepCopy()
+		ev.UID = types.UID(uid(next))
+		next++
+		h.add(ev)
+		evs[i] = ev
+	}
+	churn := func() {
+		for r := 0; r < 3; r++ {
+			for i := stable; i < max; i++ {
+				again(i)
+			}
+		}
+	}
+	complete := func(what, text string) {
+		t.Helper()
+		for _, family := range []string{viewEventsName, viewLastName} {
+			got := series(t, text, family)
+			for i := 0; i < stable; i++ {
+				id := fmt.Sprintf(`%s{namespace="istio-system",kind="Pod",name="pod-%d",reason="FailedMount",cause="configmap_not_found"}`, family, i)
+				if _, ok := got[id]; !ok {
+					t.Fatalf("%s: %s missing (%d series of %s written)", what, id, len(got), family)
+				}
+			}
+		}
+	}
+	for scrape := 0; scrape < 3; scrape++ {
+		var buf bytes.Buffer
+		w := &midScrape{w: &buf, once: churn}
+		if err := h.e.WriteView(w); err != nil {
+			t.Fatal(err)
+		}
+		if w.once != nil {
+			t.Fatal("the scrape wrote nothing before its end; the test did not exercise churn")
+		}
+		complete(fmt.Sprintf("scrape %d during churn", scrape), buf.String())
+	}
+	var buf bytes.Buffer
+	if err := h.e.WriteView(&buf); err != nil {
+		t.Fatal(err)
+	}
+	complete("quiet scrape", buf.String())
+	if got := len(series(t, buf.String(), viewEventsName)); got != max {
+		t.Errorf("quiet scrape: %d series, want %d", got, max)
+	}
+}
+
+// failingResponse is a client gone or past the write timeout: every write fails.
+type failingResponse struct{ header http.Header }
+
+func (f *failingResponse) Header() http.Header       { return f.header }
+func (f *failingResponse) WriteHeader(int)           {}
+func (f *failingResponse) Write([]byte) (int, error) { return 0, errors.New("i/o timeout") }
+
+// TestFailedScrapeIsAborted: when the response cannot be written, the handler aborts the
+// connection (http.ErrAbortHandler) rather than end the response as if it were complete.
+func TestFailedScrapeIsAborted(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	for _, ev := range viewEvents(2 * viewChunk) {
+		h.add(ev)
+	}
+	defer func() {
+		if r := recover(); r != http.ErrAbortHandler {
+			t.Fatalf("a scrape whose writes fail ended with %v, want the http.ErrAbortHandler panic", r)
+		}
+	}()
+	Handler(h.reg, h.e, promhttp.HandlerOpts{}).ServeHTTP(&failingResponse{header: http.Header{}}, httptest.NewRequest("GET", "/metrics", nil))
 }

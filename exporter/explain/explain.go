@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,10 +104,16 @@ func Decode(r io.Reader) ([]corev1.Event, error) {
 		if list.Items == nil {
 			return nil, fmt.Errorf("input is a JSON object of kind %q without \"items\": expected an EventList, a List or an array of Events", list.Kind)
 		}
+		if list.Kind != "" && list.Kind != "List" && list.Kind != "EventList" {
+			return nil, fmt.Errorf("input is a %s, not a list of Events: expected an EventList, a List or an array of Events", list.Kind)
+		}
 		items = list.Items
 	}
 	out := make([]corev1.Event, 0, len(items))
 	for i, raw := range items {
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			return nil, fmt.Errorf("item %d is null, not an Event", i)
+		}
 		var re rawEvent
 		if err := json.Unmarshal(raw, &re); err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, err)
@@ -112,7 +121,13 @@ func Decode(r io.Reader) ([]corev1.Event, error) {
 		if re.Kind != "" && re.Kind != "Event" {
 			return nil, fmt.Errorf("item %d: kind %q is not an Event", i, re.Kind)
 		}
-		out = append(out, re.event())
+		ev := re.event()
+		// Items of a list read from the API carry no kind: one without a reason or an involved
+		// object (regarding) is no Event.
+		if re.Kind == "" && (ev.Reason == "" || ev.InvolvedObject.Kind == "" && ev.InvolvedObject.Name == "") {
+			return nil, fmt.Errorf("item %d is not an Event: it has no kind, and no reason or involvedObject/regarding", i)
+		}
+		out = append(out, ev)
 	}
 	return out, nil
 }
@@ -131,11 +146,12 @@ func positioned(data []byte, err error) error {
 	if off < 0 {
 		return fmt.Errorf("malformed input: %w", err)
 	}
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	// The decoder reports how many bytes it read, the offending one included: that byte is at
+	// index off-1 (columns and bytes count from 1).
+	off = min(max(off, 1), int64(len(data)))
+	bad := off - 1
+	line := 1 + bytes.Count(data[:bad], []byte("\n"))
+	col := bad - int64(bytes.LastIndexByte(data[:bad], '\n'))
 	return fmt.Errorf("malformed input at line %d, column %d (byte %d): %w", line, col, off, err)
 }
 
@@ -181,7 +197,10 @@ func Explain(evs []corev1.Event, t *causes.Table, runbookPattern string) []Row {
 	return rows
 }
 
-// Print writes rows as a table ("" or "table") or as a JSON array ("json").
+// Print writes rows as a table ("" or "table") or as a JSON array ("json"). Whoever can create an
+// Event chooses its strings: in the table, every byte that is not a printable character is
+// escaped (\n, \x1b, \u202e, …), and so is the backslash, so nothing reaches the terminal as a
+// control sequence and nothing is ambiguous. JSON escapes control characters itself.
 func Print(w io.Writer, rows []Row, format string) error {
 	switch format {
 	case "json":
@@ -195,8 +214,8 @@ func Print(w io.Writer, rows []Row, format string) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAMESPACE\tOBJECT\tREASON\tCAUSE\tCOUNT\tRUNBOOK")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\n", dash(r.Namespace), r.Kind, r.Name, r.Reason, r.Cause,
-				strconv.Itoa(int(r.Count)), dash(r.RunbookURL))
+			fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\n", dash(printable(r.Namespace)), printable(r.Kind), printable(r.Name),
+				printable(r.Reason), printable(r.Cause), strconv.Itoa(int(r.Count)), dash(printable(r.RunbookURL)))
 		}
 		return tw.Flush()
 	}
@@ -208,4 +227,43 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printable escapes s for a terminal: control and other non-graphic characters, invalid UTF-8
+// and the backslash; everything else is left as is.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || r == '\\' || !unicode.IsGraphic(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case !unicode.IsGraphic(r) && r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case !unicode.IsGraphic(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
 }
