@@ -12,17 +12,13 @@ ARG REVISION=unknown
 ARG BRANCH=unknown
 ARG BUILD_DATE=unknown
 WORKDIR /src
+# The build args are in the environment of RUN, where hack/ldflags.sh reads them.
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -o /out/kubecause -ldflags "-s -w \
-      -X github.com/prometheus/common/version.Version=${VERSION} \
-      -X github.com/prometheus/common/version.Revision=${REVISION} \
-      -X github.com/prometheus/common/version.Branch=${BRANCH} \
-      -X github.com/prometheus/common/version.BuildUser=kubecause \
-      -X github.com/prometheus/common/version.BuildDate=${BUILD_DATE}" \
-      ./exporter
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -o /out/kubecause \
+      -ldflags "$(sh hack/ldflags.sh)" ./exporter
 
 FROM gcr.io/distroless/static:nonroot
 LABEL org.opencontainers.image.source="https://github.com/kubecause/kubecause" \

@@ -4,11 +4,9 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/prometheus/common/version.Version=$(VERSION) \
-	-X github.com/prometheus/common/version.Revision=$(REVISION) \
-	-X github.com/prometheus/common/version.Branch=$(BRANCH) \
-	-X github.com/prometheus/common/version.BuildUser=kubecause \
-	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+export VERSION REVISION BRANCH
+# The linker flags of every build (Makefile, hack/image.sh through .ko.yaml, Dockerfile) come from one script.
+LDFLAGS = $(shell hack/ldflags.sh)
 # Heavy tool builds (kube-apiserver, etcd, kube-state-metrics, promtool, …) are cached here by version.
 export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
 BIN := bin/kubecause

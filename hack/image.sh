@@ -30,6 +30,9 @@ export BRANCH="${BRANCH:-$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo u
 # Reproducible: layer times and the build date come from the last commit.
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 export BUILD_DATE="${BUILD_DATE:-$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d-%H:%M:%S)}"
+# .ko.yaml passes these linker flags; hack/ldflags.sh is where they are defined.
+LDFLAGS=$(hack/ldflags.sh)
+export LDFLAGS
 repo="${KUBECAUSE_IMAGE_REPO:-ghcr.io/kubecause/kubecause}"
 out=bin/image
 work=$(mktemp -d)
