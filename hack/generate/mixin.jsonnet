@@ -10,13 +10,13 @@ local labels = { 'app.kubernetes.io/name': 'kubecause', 'app.kubernetes.io/compo
 {
   'rules/generated/kubecause-alerts.yaml': yaml(mixin.prometheusAlerts),
   'rules/generated/kubecause-rules.yaml': yaml(mixin.prometheusRules),
-  'deploy/mixin/prometheusrule.yaml': yaml({
+  'deploy/helm/kubecause/files/mixin/prometheusrule.yaml': yaml({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
     metadata: { name: 'kubecause', labels: labels },
     spec: { groups: mixin.prometheusRules.groups + mixin.prometheusAlerts.groups },
   }),
-  'deploy/mixin/dashboards-configmaps.yaml': header + std.manifestYamlStream([
+  'deploy/helm/kubecause/files/mixin/dashboards-configmaps.yaml': header + std.manifestYamlStream([
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
