@@ -11,7 +11,7 @@ LDFLAGS = $(shell hack/ldflags.sh)
 export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
 BIN := bin/kubecause
 
-.PHONY: all build deps test unit lint generate check-generated bench e2e demo image clean
+.PHONY: all build deps test unit lint generate check-generated bench e2e demo image release clean
 
 all: build
 
@@ -49,6 +49,9 @@ demo: deps build ## local control plane + seed scenarios, or KUBECONFIG=... for 
 
 image: deps ## linux/amd64+arm64 image into bin/image without a Docker daemon; tests its binary
 	VERSION=$(VERSION) REVISION=$(REVISION) BRANCH=$(BRANCH) hack/image.sh
+
+release: deps ## image (multi-arch OCI archive + SBOMs), Helm chart and checksums into bin/release; VERSION=vX.Y.Z
+	VERSION=$(if $(filter command line environment,$(origin VERSION)),$(VERSION)) hack/release.sh
 
 test: deps lint check-generated unit e2e image ## the whole test suite (what CI runs)
 
