@@ -7,10 +7,12 @@
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64
-ARG VERSION=dev
-ARG REVISION=unknown
-ARG BRANCH=unknown
-ARG BUILD_DATE=unknown
+# Empty build args: hack/ldflags.sh asks git (when .git is in the context), else the binary takes its
+# version from the build info (exporter/version.go).
+ARG VERSION
+ARG REVISION
+ARG BRANCH
+ARG BUILD_DATE
 WORKDIR /src
 # The build args are in the environment of RUN, where hack/ldflags.sh reads them.
 COPY go.mod go.sum ./
