@@ -664,8 +664,8 @@ func TestRBACScope(t *testing.T) {
 	if !reflect.DeepEqual(cluster, []string{"kubecause-events"}) || len(namespaced) != 0 {
 		t.Errorf("default: ClusterRoles %v, Roles %v; want events cluster-wide and nothing else (no Istio assumed)", cluster, namespaced)
 	}
-	if a := args(t, objs); !slices.Contains(a, "--endpoint-checks.enabled=false") {
-		t.Errorf("default: args %v lack --endpoint-checks.enabled=false", a)
+	if a := args(t, objs); !slices.Contains(a, "--no-endpoint-checks.enabled") {
+		t.Errorf("default: args %v lack --no-endpoint-checks.enabled", a)
 	}
 
 	objs, err = HelmTemplate("monitoring", "--set", "endpointChecks.enabled=true")
@@ -676,8 +676,8 @@ func TestRBACScope(t *testing.T) {
 	if !reflect.DeepEqual(cluster, []string{"kubecause-events"}) || !reflect.DeepEqual(namespaced, []string{"istio-system/kubecause-endpoint-checks"}) {
 		t.Errorf("endpointChecks.enabled: ClusterRoles %v, Roles %v; want events cluster-wide and endpoint checks in istio-system", cluster, namespaced)
 	}
-	if a := args(t, objs); !slices.Contains(a, "--endpoint-checks.enabled=true") {
-		t.Errorf("endpointChecks.enabled: args %v lack --endpoint-checks.enabled=true", a)
+	if a := args(t, objs); !slices.Contains(a, "--endpoint-checks.enabled") {
+		t.Errorf("endpointChecks.enabled: args %v lack --endpoint-checks.enabled", a)
 	}
 
 	objs, err = HelmTemplate("monitoring", "--set", "events.namespaces={team-a,team-b}")
@@ -690,7 +690,7 @@ func TestRBACScope(t *testing.T) {
 		t.Errorf("events.namespaces: ClusterRoles %v, Roles %v; want only %v", cluster, namespaced, want)
 	}
 	a := args(t, objs)
-	for _, w := range []string{"--events.namespace=team-a", "--events.namespace=team-b", "--endpoint-checks.enabled=false"} {
+	for _, w := range []string{"--events.namespace=team-a", "--events.namespace=team-b", "--no-endpoint-checks.enabled"} {
 		if !slices.Contains(a, w) {
 			t.Errorf("args %v lack %s", a, w)
 		}

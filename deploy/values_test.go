@@ -45,9 +45,9 @@ func TestIstioOptional(t *testing.T) {
 				t.Errorf("endpoint checks off: %v in %s", inIstio, IstioNamespace)
 			}
 			d := deployment(t, r.Objects)
-			want := "--endpoint-checks.enabled=false"
+			want := "--no-endpoint-checks.enabled"
 			if r.EndpointChecks {
-				want = "--endpoint-checks.enabled=true"
+				want = "--endpoint-checks.enabled"
 			}
 			if a := d.Spec.Template.Spec.Containers[0].Args; !slices.Contains(a, want) {
 				t.Errorf("args %v lack %s", a, want)
