@@ -7,22 +7,20 @@
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64
-ARG VERSION=dev
-ARG REVISION=unknown
-ARG BRANCH=unknown
-ARG BUILD_DATE=unknown
+# Empty build args: hack/ldflags.sh asks git (when .git is in the context), else the binary takes its
+# version from the build info (exporter/version.go).
+ARG VERSION
+ARG REVISION
+ARG BRANCH
+ARG BUILD_DATE
 WORKDIR /src
+# The build args are in the environment of RUN, where hack/ldflags.sh reads them.
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -o /out/kubecause -ldflags "-s -w \
-      -X github.com/prometheus/common/version.Version=${VERSION} \
-      -X github.com/prometheus/common/version.Revision=${REVISION} \
-      -X github.com/prometheus/common/version.Branch=${BRANCH} \
-      -X github.com/prometheus/common/version.BuildUser=kubecause \
-      -X github.com/prometheus/common/version.BuildDate=${BUILD_DATE}" \
-      ./exporter
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -o /out/kubecause \
+      -ldflags "$(sh hack/ldflags.sh)" ./exporter
 
 FROM gcr.io/distroless/static:nonroot
 LABEL org.opencontainers.image.source="https://github.com/kubecause/kubecause" \

@@ -4,16 +4,14 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/prometheus/common/version.Version=$(VERSION) \
-	-X github.com/prometheus/common/version.Revision=$(REVISION) \
-	-X github.com/prometheus/common/version.Branch=$(BRANCH) \
-	-X github.com/prometheus/common/version.BuildUser=kubecause \
-	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+export VERSION REVISION BRANCH
+# The linker flags of every build (Makefile, hack/image.sh through .ko.yaml, Dockerfile) come from one script.
+LDFLAGS = $(shell hack/ldflags.sh)
 # Heavy tool builds (kube-apiserver, etcd, kube-state-metrics, promtool, …) are cached here by version.
 export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
 BIN := bin/kubecause
 
-.PHONY: all build deps test unit lint generate check-generated bench e2e real-messages demo image clean
+.PHONY: all build deps test unit lint generate check-generated bench e2e real-messages demo image release clean
 
 all: build
 
@@ -33,7 +31,7 @@ lint: ## gofmt, go vet, rule and dashboard lint
 	@if [ -x hack/lint-mixin.sh ]; then hack/lint-mixin.sh; fi
 
 # Generators in the order they must run: deploy.sh copies and renders what mixin.sh writes.
-GENERATORS := causes-doc mixin deploy
+GENERATORS := causes-doc mixin deploy chart-readme
 generate: ## regenerate committed outputs (rules, dashboards, docs tables, deploy/)
 	@for g in hack/generate/*.sh; do case " $(GENERATORS) " in *" $$(basename "$$g" .sh) "*) ;; \
 		*) echo "$$g is not listed in GENERATORS (Makefile)" >&2; exit 1;; esac; done
@@ -58,6 +56,9 @@ demo: deps build ## local control plane + seed scenarios, or KUBECONFIG=... for 
 
 image: deps ## linux/amd64+arm64 image into bin/image without a Docker daemon; tests its binary
 	VERSION=$(VERSION) REVISION=$(REVISION) BRANCH=$(BRANCH) hack/image.sh
+
+release: deps ## image (multi-arch OCI archive + SBOMs), Helm chart and checksums into bin/release; VERSION=vX.Y.Z
+	VERSION=$(if $(filter command line environment,$(origin VERSION)),$(VERSION)) hack/release.sh
 
 test: deps lint check-generated unit e2e image ## the whole test suite (what CI runs)
 

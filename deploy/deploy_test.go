@@ -253,22 +253,30 @@ func TestRBACIsReadOnly(t *testing.T) {
 func TestPodsAreRestricted(t *testing.T) {
 	for _, r := range renderings(t) {
 		t.Run(r.Name, func(t *testing.T) {
-			workloads := 0
+			workloads, hooks := 0, 0
 			for _, o := range r.Objects {
 				spec := podSpecOf(t, o)
 				if spec == nil {
 					continue
 				}
-				workloads++
+				// The helm test pod runs once and exits: restricted like the exporter, but no probes.
 				for _, p := range restrictedProblems(spec) {
 					t.Errorf("%s: %s", o.ID(), p)
 				}
+				if IsHook(o) {
+					hooks++
+					continue
+				}
+				workloads++
 				for _, p := range probeAndResourceProblems(spec) {
 					t.Errorf("%s: %s", o.ID(), p)
 				}
 			}
 			if workloads != 1 {
 				t.Errorf("%d workloads rendered, want the one Deployment", workloads)
+			}
+			if want := map[bool]int{true: 1, false: 0}[r.HelmTest]; hooks != want {
+				t.Errorf("%d helm test pods rendered, want %d", hooks, want)
 			}
 		})
 	}
@@ -365,7 +373,8 @@ func TestExporterObjects(t *testing.T) {
 func mixinObjects(t *testing.T) (rule Object, dashboards map[string]Object) {
 	t.Helper()
 	root := repoRoot(t)
-	b, err := os.ReadFile(filepath.Join(root, "deploy", "mixin", "prometheusrule.yaml"))
+	dir := filepath.Join(root, "deploy", "helm", "kubecause", "files", "mixin")
+	b, err := os.ReadFile(filepath.Join(dir, "prometheusrule.yaml"))
 	if err != nil {
 		t.Fatalf("the mixin's PrometheusRule: %v", err)
 	}
@@ -374,9 +383,9 @@ func mixinObjects(t *testing.T) (rule Object, dashboards map[string]Object) {
 		t.Fatal(err)
 	}
 	if len(rules) != 1 || rules[0].Kind() != "PrometheusRule" {
-		t.Fatalf("deploy/mixin/prometheusrule.yaml: want one PrometheusRule, got %d objects", len(rules))
+		t.Fatalf("files/mixin/prometheusrule.yaml: want one PrometheusRule, got %d objects", len(rules))
 	}
-	files, err := filepath.Glob(filepath.Join(root, "deploy", "mixin", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +404,7 @@ func mixinObjects(t *testing.T) (rule Object, dashboards map[string]Object) {
 		}
 	}
 	if len(dashboards) == 0 {
-		t.Fatalf("no dashboard ConfigMaps in deploy/mixin")
+		t.Fatalf("no dashboard ConfigMaps in the chart's files/mixin")
 	}
 	return rules[0], dashboards
 }
@@ -413,7 +422,7 @@ func TestMonitoringComesFromTheMixin(t *testing.T) {
 					t.Errorf("%s: name differs from the mixin's %q", pr.ID(), mixinRule.Meta("name"))
 				}
 				if !reflect.DeepEqual(pr["spec"], mixinRule["spec"]) {
-					t.Errorf("%s: spec differs from deploy/mixin/prometheusrule.yaml:\n%s", pr.ID(), diffYAML(t, mixinRule["spec"], pr["spec"]))
+					t.Errorf("%s: spec differs from the chart's files/mixin/prometheusrule.yaml:\n%s", pr.ID(), diffYAML(t, mixinRule["spec"], pr["spec"]))
 				}
 				labels, _ := pr["metadata"].(map[string]any)["labels"].(map[string]any)
 				mixinLabels, _ := mixinRule["metadata"].(map[string]any)["labels"].(map[string]any)
@@ -503,7 +512,8 @@ func diffYAML(t *testing.T, want, got any) string {
 }
 
 func TestHelmLint(t *testing.T) {
-	out, err := Run("helm", "lint", "--strict", "--kube-version", KubeVersion, "deploy/helm/kubecause")
+	// No --kube-version, as CI pipelines and GitOps tools run it.
+	out, err := Run("helm", "lint", "--strict", "deploy/helm/kubecause")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,6 +571,7 @@ func leafKeys(prefix string, v map[string]any) []string {
 var opaqueValues = map[string]bool{
 	"resources": true, "podSecurityContext": true, "securityContext": true, "nodeSelector": true,
 	"probes.readiness": true, "probes.liveness": true,
+	"networkPolicy.prometheus.namespaceSelector": true, "networkPolicy.prometheus.podSelector": true,
 }
 
 // The checkers above must catch what they look for: each bad manifest below yields a problem.
@@ -650,11 +661,26 @@ func TestRBACScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	cluster, namespaced := scope(objs)
-	if !reflect.DeepEqual(cluster, []string{"kubecause-events"}) || !reflect.DeepEqual(namespaced, []string{"istio-system/kubecause-endpoint-checks"}) {
-		t.Errorf("default: ClusterRoles %v, Roles %v; want events cluster-wide and endpoint checks in istio-system", cluster, namespaced)
+	if !reflect.DeepEqual(cluster, []string{"kubecause-events"}) || len(namespaced) != 0 {
+		t.Errorf("default: ClusterRoles %v, Roles %v; want events cluster-wide and nothing else (no Istio assumed)", cluster, namespaced)
+	}
+	if a := args(t, objs); !slices.Contains(a, "--no-endpoint-checks.enabled") {
+		t.Errorf("default: args %v lack --no-endpoint-checks.enabled", a)
 	}
 
-	objs, err = HelmTemplate("monitoring", "--set", "events.namespaces={team-a,team-b}", "--set", "endpointChecks.enabled=false")
+	objs, err = HelmTemplate("monitoring", "--set", "endpointChecks.enabled=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, namespaced = scope(objs)
+	if !reflect.DeepEqual(cluster, []string{"kubecause-events"}) || !reflect.DeepEqual(namespaced, []string{"istio-system/kubecause-endpoint-checks"}) {
+		t.Errorf("endpointChecks.enabled: ClusterRoles %v, Roles %v; want events cluster-wide and endpoint checks in istio-system", cluster, namespaced)
+	}
+	if a := args(t, objs); !slices.Contains(a, "--endpoint-checks.enabled") {
+		t.Errorf("endpointChecks.enabled: args %v lack --endpoint-checks.enabled", a)
+	}
+
+	objs, err = HelmTemplate("monitoring", "--set", "events.namespaces={team-a,team-b}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +690,7 @@ func TestRBACScope(t *testing.T) {
 		t.Errorf("events.namespaces: ClusterRoles %v, Roles %v; want only %v", cluster, namespaced, want)
 	}
 	a := args(t, objs)
-	for _, w := range []string{"--events.namespace=team-a", "--events.namespace=team-b", "--endpoint-checks.enabled=false"} {
+	for _, w := range []string{"--events.namespace=team-a", "--events.namespace=team-b", "--no-endpoint-checks.enabled"} {
 		if !slices.Contains(a, w) {
 			t.Errorf("args %v lack %s", a, w)
 		}

@@ -17,10 +17,6 @@ import (
 	"github.com/kubecause/kubecause/internal/repo"
 )
 
-// KubeVersion is the Kubernetes version the chart is rendered for (a helm built without release ldflags
-// would assume v1.20 and fail the chart's kubeVersion constraint).
-const KubeVersion = "v1.36.3"
-
 // Object is one rendered manifest.
 type Object map[string]any
 
@@ -118,15 +114,23 @@ func Run(name string, args ...string) ([]byte, error) {
 }
 
 // HelmTemplate renders the chart as release "kubecause" in namespace with extra helm arguments
-// (--set …).
+// (--set …). No --kube-version: the chart renders with whatever Kubernetes version helm assumes, as in
+// CI pipelines and GitOps tools.
 func HelmTemplate(namespace string, args ...string) ([]Object, error) {
-	out, err := Run("helm", append([]string{"template", "kubecause", "deploy/helm/kubecause",
-		"--namespace", namespace, "--kube-version", KubeVersion}, args...)...)
+	return HelmTemplateRelease("kubecause", namespace, args...)
+}
+
+// HelmTemplateRelease renders the chart as the named release.
+func HelmTemplateRelease(release, namespace string, args ...string) ([]Object, error) {
+	out, err := Run("helm", append([]string{"template", release, "deploy/helm/kubecause", "--namespace", namespace}, args...)...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseManifests(out)
 }
+
+// IstioNamespace is where the endpoint checks read (the chart's default endpointChecks.namespaces).
+const IstioNamespace = "istio-system"
 
 // KustomizeBuild builds a kustomization directory given relative to the project root.
 func KustomizeBuild(dir string) ([]Object, error) {
@@ -145,24 +149,49 @@ type Rendering struct {
 	PrometheusRule bool
 	Dashboards     bool
 	RulesConfigMap bool
+	// EndpointChecks: the exporter runs the endpoint checks and the rendering has Roles in istio-system.
+	// Without it nothing may be installed there.
+	EndpointChecks bool
+	// NetworkPolicy: the rendering restricts ingress to Prometheus.
+	NetworkPolicy bool
+	// HelmTest: the rendering holds the helm test pod (a hook, not installed with the release).
+	HelmTest bool
+}
+
+// NeedsCRDs tells whether the rendering holds prometheus-operator objects.
+func (r Rendering) NeedsCRDs() bool { return r.ServiceMonitor || r.PrometheusRule }
+
+// IsHook tells whether helm runs the object as a hook (e.g. helm test) rather than installing it.
+func IsHook(o Object) bool {
+	m, _ := o["metadata"].(map[string]any)
+	a, _ := m["annotations"].(map[string]any)
+	_, ok := a["helm.sh/hook"]
+	return ok
 }
 
 // AllOptions are helm arguments that turn on every optional part of the chart.
 var AllOptions = []string{
 	"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true",
 	"--set", "dashboards.enabled=true", "--set", "prometheus.configMap=true",
-	"--set", "networkPolicy.enabled=true",
+	"--set", "networkPolicy.enabled=true", "--set", "networkPolicy.from[0].podSelector.matchLabels.app=grafana",
 	"--set", "events.namespaces={default,team-a}", "--set", "events.excludeNamespaces={kube-system}",
 	"--set", "causes.config=version: 1",
+	"--set", "endpointChecks.enabled=true",
 	"--set", "endpointChecks.config=checks: []", "--set", "endpointChecks.kubeconfigSecret=remote-clusters",
+	"--set", "global.imageRegistry=mirror.example.com", "--set", "releaseLabel=true",
+	"--set", "env.GOMAXPROCS=2", "--set", "extraEnv[0].name=POD_NAME",
+	"--set", "extraEnv[0].valueFrom.fieldRef.fieldPath=metadata.name",
+	"--set", "extraVolumes[0].name=extra", "--set", "extraVolumes[0].emptyDir.sizeLimit=1Mi",
+	"--set", "extraVolumeMounts[0].name=extra", "--set", "extraVolumeMounts[0].mountPath=/extra",
+	"--set", "serviceMonitor.sampleLimit=100000", "--set", "serviceMonitor.targetLabels={app.kubernetes.io/instance}",
 	"--set", "web.tls=true", "--set", "web.tlsSecretName=kubecause-tls",
 	"--set", "web.config.tls_server_config.cert_file=/etc/kubecause/tls/tls.crt",
 	"--set", "web.config.tls_server_config.key_file=/etc/kubecause/tls/tls.key",
 }
 
-// Renderings renders the chart with default values, with every option, with one replica, and the
-// kustomize base and both overlays. Helm renders into namespace "monitoring", kustomize into
-// "kubecause".
+// Renderings renders the chart with default values, with every option, with one replica, with the
+// endpoint checks, and the kustomize base, both overlays and the components (through the fixtures in
+// deploy/test/kustomize). Helm renders into namespace "monitoring", kustomize into "kubecause".
 func Renderings() ([]Rendering, error) {
 	type spec struct {
 		r    Rendering
@@ -170,11 +199,15 @@ func Renderings() ([]Rendering, error) {
 		dir  string
 	}
 	specs := []spec{
-		{r: Rendering{Name: "helm default values"}, helm: []string{}},
-		{r: Rendering{Name: "helm all options", ServiceMonitor: true, PrometheusRule: true, Dashboards: true, RulesConfigMap: true},
-			helm: AllOptions},
-		{r: Rendering{Name: "helm one replica"}, helm: []string{"--set", "replicas=1"}},
+		{r: Rendering{Name: "helm default values", HelmTest: true}, helm: []string{}},
+		{r: Rendering{Name: "helm all options", ServiceMonitor: true, PrometheusRule: true, Dashboards: true, RulesConfigMap: true,
+			EndpointChecks: true, NetworkPolicy: true, HelmTest: true}, helm: AllOptions},
+		{r: Rendering{Name: "helm one replica", HelmTest: true}, helm: []string{"--set", "replicas=1"}},
+		{r: Rendering{Name: "helm endpoint checks", EndpointChecks: true, HelmTest: true}, helm: []string{"--set", "endpointChecks.enabled=true"}},
 		{r: Rendering{Name: "kustomize base"}, dir: "deploy/kustomize/base"},
+		{r: Rendering{Name: "kustomize endpoint-checks component", EndpointChecks: true}, dir: "deploy/test/kustomize/endpoint-checks"},
+		{r: Rendering{Name: "kustomize prometheus-operator with both components", ServiceMonitor: true, PrometheusRule: true,
+			Dashboards: true, EndpointChecks: true, NetworkPolicy: true}, dir: "deploy/test/kustomize/everything"},
 		{r: Rendering{Name: "kustomize prometheus-operator", ServiceMonitor: true, PrometheusRule: true, Dashboards: true},
 			dir: "deploy/kustomize/overlays/prometheus-operator"},
 		{r: Rendering{Name: "kustomize prometheus", Dashboards: true, RulesConfigMap: true},

@@ -7,6 +7,7 @@
 # Push with `crane push bin/image/oci <ref>` or
 # `skopeo copy oci-archive:bin/image/kubecause-<version>.oci.tar docker://<ref>`.
 # The digest is reproducible: layer times come from the last commit (SOURCE_DATE_EPOCH).
+# With KUBECAUSE_SBOM_DIR set, ko also writes the image's SPDX SBOMs there (hack/release.sh sets it).
 # Then it runs the image test (deploy/image_test.go): the amd64 binary in the image prints the version.
 #
 # Base image: .ko.yaml names gcr.io/distroless/static:nonroot. Set KUBECAUSE_BASE_IMAGE to use another
@@ -30,6 +31,9 @@ export BRANCH="${BRANCH:-$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo u
 # Reproducible: layer times and the build date come from the last commit.
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 export BUILD_DATE="${BUILD_DATE:-$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d-%H:%M:%S)}"
+# .ko.yaml passes these linker flags; hack/ldflags.sh is where they are defined.
+LDFLAGS=$(hack/ldflags.sh)
+export LDFLAGS
 repo="${KUBECAUSE_IMAGE_REPO:-ghcr.io/kubecause/kubecause}"
 out=bin/image
 work=$(mktemp -d)
@@ -102,9 +106,14 @@ echo "image: base $base"
 
 rm -rf "$out/oci"
 mkdir -p "$out"
+sbom=(--sbom=none)
+if [ -n "${KUBECAUSE_SBOM_DIR:-}" ]; then
+	mkdir -p "$KUBECAUSE_SBOM_DIR"
+	sbom=(--sbom=spdx --sbom-dir="$KUBECAUSE_SBOM_DIR")
+fi
 # --push=false: nothing leaves the machine; the result goes to the OCI layout only.
 KO_DEFAULTBASEIMAGE="$base" KO_DOCKER_REPO="$repo" KOCACHE="$cache/ko" \
-	"$ko" build ./exporter --bare --push=false --sbom=none \
+	"$ko" build ./exporter --bare --push=false "${sbom[@]}" \
 	--platform=linux/amd64,linux/arm64 --tags="$VERSION" \
 	--image-label "org.opencontainers.image.version=$VERSION" \
 	--image-label "org.opencontainers.image.revision=$REVISION" \

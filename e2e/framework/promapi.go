@@ -80,7 +80,7 @@ func (a *PromAPI) QueryAt(ctx context.Context, expr string, at time.Time) (Vecto
 	if at.IsZero() {
 		at = time.Now()
 	}
-	res, _, err := c.Query(ctx, expr, at)
+	res, _, _, err := c.Query(ctx, expr, at)
 	if err != nil {
 		return nil, fmt.Errorf("query %q: %w", expr, err)
 	}

@@ -13,13 +13,13 @@ local labels = { 'app.kubernetes.io/name': 'kubecause', 'app.kubernetes.io/compo
   // Alertmanager inhibition rules (docs/alerts.md): the inhibit_rules section of alertmanager.yml.
   // Not under rules/generated, whose files are all Prometheus rule files.
   'rules/alertmanager/inhibit-rules.yaml': yaml({ inhibit_rules: mixin.alertmanagerInhibitRules }),
-  'deploy/mixin/prometheusrule.yaml': yaml({
+  'deploy/helm/kubecause/files/mixin/prometheusrule.yaml': yaml({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
     metadata: { name: 'kubecause', labels: labels },
     spec: { groups: mixin.prometheusRules.groups + mixin.prometheusAlerts.groups },
   }),
-  'deploy/mixin/dashboards-configmaps.yaml': header + std.manifestYamlStream([
+  'deploy/helm/kubecause/files/mixin/dashboards-configmaps.yaml': header + std.manifestYamlStream([
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',

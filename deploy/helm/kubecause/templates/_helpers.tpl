@@ -22,10 +22,19 @@ app.kubernetes.io/name: {{ include "kubecause.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* Labels of the helm test pod: not the exporter's selector labels (Service, PDB), so no selector takes it. */}}
+{{- define "kubecause.testSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "kubecause.name" . }}-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
 {{- define "kubecause.labels" -}}
 {{ include "kubecause.selectorLabels" . }}
 app.kubernetes.io/version: {{ (default .Chart.AppVersion .Values.image.tag) | quote }}
 app.kubernetes.io/part-of: kubecause
+{{- if .Values.releaseLabel }}
+release: {{ .Release.Name }}
+{{- end }}
 {{- if .Values.helmLabels }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
@@ -40,12 +49,35 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
-{{- define "kubecause.image" -}}
-{{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{/*
+An image reference from (list $ .Values.<image> defaultTag): global.imageRegistry, else the image's
+registry, then repository, then the digest or the tag.
+*/}}
+{{- define "kubecause.imageRef" -}}
+{{- $root := index . 0 -}}
+{{- $img := index . 1 -}}
+{{- $registry := default $img.registry (($root.Values.global | default dict).imageRegistry) -}}
+{{- $repo := $img.repository -}}
+{{- if $registry }}{{ $repo = printf "%s/%s" (trimSuffix "/" $registry) $repo }}{{ end -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $repo $img.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" $repo (default (index . 2) $img.tag) -}}
 {{- end -}}
+{{- end -}}
+
+{{- define "kubecause.image" -}}
+{{- include "kubecause.imageRef" (list . .Values.image .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/*
+The name of an object taken from the mixin, prefixed by the release: the mixin names them "kubecause" and
+"kubecause-…", which become "<fullname>" and "<fullname>-…", so two releases do not collide (and release
+"kubecause" keeps the mixin's names).
+*/}}
+{{- define "kubecause.mixinName" -}}
+{{- $root := index . 0 -}}
+{{- printf "%s%s" (include "kubecause.fullname" $root) (trimPrefix "kubecause" (index . 1)) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* Secret holding the web config: the chart's own or an existing one; empty when there is none. */}}
@@ -62,7 +94,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{/*
-The mixin's generated objects (files/mixin/*.yaml, copied from deploy/mixin by hack/generate/deploy.sh),
+The mixin's generated objects (files/mixin/*.yaml, written by hack/generate/mixin.sh),
 as a list of maps. Files may hold several documents or a List.
 */}}
 {{- define "kubecause.mixinObjects" -}}
