@@ -11,7 +11,7 @@ LDFLAGS = $(shell hack/ldflags.sh)
 export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
 BIN := bin/kubecause
 
-.PHONY: all build deps test unit lint generate check-generated bench e2e real-messages demo image release clean
+.PHONY: all build deps test unit fuzz lint generate check-generated bench e2e real-messages demo image release clean
 
 all: build
 
@@ -23,6 +23,13 @@ build: ## the kubecause binary
 
 unit: ## unit tests with the race detector
 	$(GO) test -race -count=1 ./...
+
+# Each fuzz target for a bounded time (FUZZTIME each); their seed corpora also run in `make unit`.
+FUZZTIME ?= 15s
+FUZZ_TARGETS := ./exporter/events:FuzzViewExposition ./exporter/explain:FuzzDecode ./exporter/causes:FuzzClassify ./exporter/labels:FuzzValue
+fuzz: ## run every fuzz target for FUZZTIME
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; done
 
 lint: ## gofmt, go vet, rule and dashboard lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -60,7 +67,7 @@ image: deps ## linux/amd64+arm64 image into bin/image without a Docker daemon; t
 release: deps ## image (multi-arch OCI archive + SBOMs), Helm chart and checksums into bin/release; VERSION=vX.Y.Z
 	VERSION=$(if $(filter command line environment,$(origin VERSION)),$(VERSION)) hack/release.sh
 
-test: deps lint check-generated unit e2e image ## the whole test suite (what CI runs)
+test: deps lint check-generated unit fuzz e2e image ## the whole test suite (what CI runs)
 
 clean:
 	rm -rf bin

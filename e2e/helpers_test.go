@@ -160,3 +160,25 @@ func firesNothing(ctx context.Context, t *testing.T, s *framework.Stack, what st
 	}
 	return len(alerts)
 }
+
+// expectAlertsFire waits until each alert reaches the pager exactly once, with its runbook
+// section, a severity, a summary and a description.
+func expectAlertsFire(t *testing.T, s *framework.Stack, alerts []framework.ExpectedAlert) {
+	t.Helper()
+	for _, a := range alerts {
+		got, err := s.Webhook.WaitFiring(alertTimeout, a.Match())
+		check(t, err)
+		for _, n := range got {
+			t.Logf("alert received: %v", n)
+			if !a.RunbookOK(n.Annotations["runbook_url"]) {
+				t.Errorf("%s: runbook_url %q, want …/%s", a.Name, n.Annotations["runbook_url"], a.Runbook)
+			}
+			if n.Labels["severity"] == "" || n.Annotations["summary"] == "" || n.Annotations["description"] == "" {
+				t.Errorf("%s: severity, summary and description must be set: %v %v", a.Name, n.Labels, n.Annotations)
+			}
+		}
+		if len(got) != 1 {
+			t.Errorf("%s: want exactly one alert matching %v, got %d", a.Name, a.Match(), len(got))
+		}
+	}
+}

@@ -69,19 +69,7 @@ func realFires(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
 		}
 		checkExactCount(t, s, ev.Namespace, ev.InvolvedObject.Namespace, e.Reason)
 	}
-	for _, a := range sc.Alerts {
-		got, err := s.Webhook.WaitFiring(alertTimeout, a.Match())
-		check(t, err)
-		for _, n := range got {
-			t.Logf("alert received: %v", n)
-			if !a.RunbookOK(n.Annotations["runbook_url"]) {
-				t.Errorf("%s: runbook_url %q, want …/%s", a.Name, n.Annotations["runbook_url"], a.Runbook)
-			}
-		}
-		if len(got) != 1 {
-			t.Errorf("%s: want exactly one alert matching %v, got %d", a.Name, a.Match(), len(got))
-		}
-	}
+	expectAlertsFire(t, s, sc.Alerts)
 }
 
 // realResolves waits until every alert of the scenario resolved after its fix.

@@ -26,22 +26,7 @@ func TestSeedScenarios(t *testing.T) {
 			for _, o := range sc.Occurrences {
 				promValue(t, s, o.Selector(), o.Count)
 			}
-			for _, a := range sc.Alerts {
-				got, err := s.Webhook.WaitFiring(alertTimeout, a.Match())
-				check(t, err)
-				for _, n := range got {
-					t.Logf("alert received: %v", n)
-					if !a.RunbookOK(n.Annotations["runbook_url"]) {
-						t.Errorf("%s: runbook_url %q, want …/%s", a.Name, n.Annotations["runbook_url"], a.Runbook)
-					}
-					if n.Labels["severity"] == "" || n.Annotations["summary"] == "" || n.Annotations["description"] == "" {
-						t.Errorf("%s: severity, summary and description must be set: %v %v", a.Name, n.Labels, n.Annotations)
-					}
-				}
-				if len(got) != 1 {
-					t.Errorf("%s: want exactly one alert matching %v, got %d", a.Name, a.Match(), len(got))
-				}
-			}
+			expectAlertsFire(t, s, sc.Alerts)
 		})
 	}
 	for _, sc := range scenarios {

@@ -79,7 +79,7 @@ func run(args []string) int {
 	logCfg := &promslog.Config{}
 	promslogflag.AddFlags(app, logCfg)
 
-	app.Flag("kubeconfig", "Path to a kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config).").StringVar(&o.kube.Kubeconfig)
+	app.Flag("kubeconfig", "Path to a kubeconfig file (default: the files in $KUBECONFIG, then ~/.kube/config, then the in-cluster service account).").StringVar(&o.kube.Kubeconfig)
 	app.Flag("context", "Kubeconfig context to use.").StringVar(&o.kube.Context)
 	app.Flag("events.field-selector", "Server-side field selector for Events.").Default("type=Warning").StringVar(&o.fieldSelector)
 	app.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal, the PV controller a claim without StorageClass (FailedBinding), the node controller and the kubelet node conditions (NodeNotReady, NodeNotSchedulable, NodeHas…Pressure).").Default("SandboxChanged", "BackOff", "FailedBinding", "NodeNotReady", "NodeNotSchedulable", "NodeHasDiskPressure", "NodeHasInsufficientMemory", "NodeHasInsufficientPID").StringsVar(&o.normalReasons)

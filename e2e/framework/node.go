@@ -181,24 +181,7 @@ func waitHTTPS(url string, timeout time.Duration, p *Process) error {
 		// The components serve a self-signed certificate on 127.0.0.1; only /healthz is read.
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec
 	}}
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
-		if p != nil && !p.Running() {
-			return fmt.Errorf("%s exited while waiting for %s; log:\n%s", p.Name, url, p.Log(4000))
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("status %s", resp.Status)
-		}
-		last = err
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not ready after %s: %v", url, timeout, last)
+	return waitURL(client, url, timeout, p, func(code int) bool { return code == http.StatusOK })
 }
 
 // Node is one real node: containerd with runc and a CNI bridge, and a kubelet registered with

@@ -161,17 +161,22 @@ func FreeAddr() (string, error) {
 
 // WaitHTTP polls url until it answers 200, the process exits, or the timeout passes.
 func WaitHTTP(url string, timeout time.Duration, p *Process) error {
+	return waitURL(&http.Client{Timeout: 2 * time.Second}, url, timeout, p, func(code int) bool { return code == http.StatusOK })
+}
+
+// waitURL polls url with client until ok accepts its status, the process exits, or the
+// timeout passes.
+func waitURL(client *http.Client, url string, timeout time.Duration, p *Process, ok func(int) bool) error {
 	deadline := time.Now().Add(timeout)
-	c := &http.Client{Timeout: 2 * time.Second}
 	var last error
 	for time.Now().Before(deadline) {
 		if p != nil && !p.Running() {
 			return fmt.Errorf("%s exited while waiting for %s; log:\n%s", p.Name, url, p.Log(4000))
 		}
-		resp, err := c.Get(url)
+		resp, err := client.Get(url)
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if ok(resp.StatusCode) {
 				return nil
 			}
 			err = fmt.Errorf("status %s", resp.Status)

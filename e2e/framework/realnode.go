@@ -166,135 +166,106 @@ func realS6() RealScenario {
 	}
 }
 
-// S11: limits.memory written as 1024m (1.024 bytes): the runtime cannot create the sandbox.
-func realS11() RealScenario {
-	const ns, name = "real-s11", "milli-memory"
-	return RealScenario{
-		ID: "S11", Title: "memory limit 1024m", Namespace: ns,
+// podScenario is one broken pod that the fix deletes: mutate breaks it (it may read the stack,
+// e.g. for a registry's address), the component writes an Event of reason with cause about it,
+// and alert (if any) pages with the cause's runbook section.
+func podScenario(id, title, ns, name string, mutate func(*Stack, *corev1.Pod) error, reason, cause, alert string) RealScenario {
+	sc := RealScenario{
+		ID: id, Title: title, Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1024m")}
-			}))
+			p := pod(ns, name)
+			if err := mutate(s, p); err != nil {
+				return err
+			}
+			return createPod(ctx, s, p)
 		},
 		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "FailedCreatePodSandBox", Cause: "memory_limit_too_small"}},
-		Alerts: []ExpectedAlert{podAlert("KubecausePodSandboxFailing", ns, name, "memory_limit_too_small")},
+		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: reason, Cause: cause}},
 	}
+	if alert != "" {
+		sc.Alerts = []ExpectedAlert{podAlert(alert, ns, name, cause)}
+	}
+	return sc
+}
+
+// container is the pod's only container.
+func container(p *corev1.Pod) *corev1.Container { return &p.Spec.Containers[0] }
+
+// S11: limits.memory written as 1024m (1.024 bytes): the runtime cannot create the sandbox.
+func realS11() RealScenario {
+	return podScenario("S11", "memory limit 1024m", "real-s11", "milli-memory", func(_ *Stack, p *corev1.Pod) error {
+		container(p).Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1024m")}
+		return nil
+	}, "FailedCreatePodSandBox", "memory_limit_too_small", "KubecausePodSandboxFailing")
 }
 
 // A container whose command does not exist in its image.
 func realCommandNotFound() RealScenario {
-	const ns, name = "real-cmd", "no-such-command"
-	return RealScenario{
-		ID: "CMD", Title: "command not found", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Containers[0].Command = []string{"/nonexistent"}
-			}))
-		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Failed", Cause: "container_command_not_found"}},
-		Alerts: []ExpectedAlert{podAlert("KubecauseContainerFailing", ns, name, "container_command_not_found")},
-	}
+	return podScenario("CMD", "command not found", "real-cmd", "no-such-command", func(_ *Stack, p *corev1.Pod) error {
+		container(p).Command = []string{"/nonexistent"}
+		return nil
+	}, "Failed", "container_command_not_found", "KubecauseContainerFailing")
 }
 
 // S4: the process exhausts its own open-file limit and panics; the kubelet backs off.
 func realS4() RealScenario {
-	const ns, name = "real-s4", "too-many-open-files"
-	return RealScenario{
-		ID: "S4", Title: "too many open files, panic, crash loop", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Containers[0].Args = []string{"-open-files", "-nofile=64"}
-			}))
-		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "BackOff", Cause: "crash_loop_backoff"}},
-	}
+	return podScenario("S4", "too many open files, panic, crash loop", "real-s4", "too-many-open-files", func(_ *Stack, p *corev1.Pod) error {
+		container(p).Args = []string{"-open-files", "-nofile=64"}
+		return nil
+	}, "BackOff", "crash_loop_backoff", "")
 }
 
 // S12: an image tag that the (local) registry does not have.
 func realS12NotFound() RealScenario {
-	const ns, name = "real-s12-notfound", "missing-tag"
-	return RealScenario{
-		ID: "S12a", Title: "image not found in the registry", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Containers[0].Image = s.Registry.Addr + "/kubecause/testapp:no-such-tag"
-			}))
-		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Failed", Cause: "image_not_found"}},
-		Alerts: []ExpectedAlert{podAlert("KubecausePodImagePullFailing", ns, name, "image_not_found")},
-	}
+	return podScenario("S12a", "image not found in the registry", "real-s12-notfound", "missing-tag", func(s *Stack, p *corev1.Pod) error {
+		container(p).Image = s.Registry.Addr + "/kubecause/testapp:no-such-tag"
+		return nil
+	}, "Failed", "image_not_found", "KubecausePodImagePullFailing")
 }
 
 // S12: the registry needs credentials the pod does not have.
 func realS12Auth() RealScenario {
-	const ns, name = "real-s12-auth", "no-pull-secret"
-	return RealScenario{
-		ID: "S12c", Title: "registry auth required", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Containers[0].Image = s.AuthRegistry.Addr + "/kubecause/testapp:e2e"
-			}))
-		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Failed", Cause: "image_auth_failed"}},
-		Alerts: []ExpectedAlert{podAlert("KubecausePodImagePullFailing", ns, name, "image_auth_failed")},
-	}
+	return podScenario("S12c", "registry auth required", "real-s12-auth", "no-pull-secret", func(s *Stack, p *corev1.Pod) error {
+		container(p).Image = s.AuthRegistry.Addr + "/kubecause/testapp:e2e"
+		return nil
+	}, "Failed", "image_auth_failed", "KubecausePodImagePullFailing")
 }
 
 // S12: the registry cannot be reached (nothing listens on its port).
 func realS12Unreachable() RealScenario {
-	const ns, name = "real-s12-unreachable", "registry-down"
-	return RealScenario{
-		ID: "S12b", Title: "registry unreachable", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			port, err := FreePort()
-			if err != nil {
-				return err
-			}
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Containers[0].Image = fmt.Sprintf("127.0.0.1:%d/kubecause/testapp:e2e", port)
-			}))
-		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Failed", Cause: "image_registry_unreachable"}},
-		Alerts: []ExpectedAlert{podAlert("KubecausePodImagePullFailing", ns, name, "image_registry_unreachable")},
-	}
+	return podScenario("S12b", "registry unreachable", "real-s12-unreachable", "registry-down", func(_ *Stack, p *corev1.Pod) error {
+		port, err := FreePort()
+		container(p).Image = fmt.Sprintf("127.0.0.1:%d/kubecause/testapp:e2e", port)
+		return err
+	}, "Failed", "image_registry_unreachable", "KubecausePodImagePullFailing")
 }
 
 // FailedScheduling from the real scheduler: more CPU than the node has.
 func realSchedulingCPU() RealScenario {
-	const ns, name = "real-sched-cpu", "fifty-cpus"
-	return RealScenario{
-		ID: "SCHED-CPU", Title: "insufficient CPU", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50")}
-			}))
-		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "FailedScheduling", Cause: "scheduling_insufficient_resources"}},
-		Alerts: []ExpectedAlert{podAlert("KubecausePodUnschedulable", ns, name, "scheduling_insufficient_resources")},
-	}
+	return podScenario("SCHED-CPU", "insufficient CPU", "real-sched-cpu", "fifty-cpus", func(_ *Stack, p *corev1.Pod) error {
+		container(p).Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50")}
+		return nil
+	}, "FailedScheduling", "scheduling_insufficient_resources", "KubecausePodUnschedulable")
 }
 
 // FailedScheduling from the real scheduler: a node selector no node matches.
 func realSchedulingSelector() RealScenario {
-	const ns, name = "real-sched-selector", "wrong-zone"
-	return RealScenario{
-		ID: "SCHED-SEL", Title: "node selector matches no node", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "nowhere"}
-			}))
-		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "FailedScheduling", Cause: "scheduling_node_selector_mismatch"}},
-		Alerts: []ExpectedAlert{podAlert("KubecausePodUnschedulable", ns, name, "scheduling_node_selector_mismatch")},
-	}
+	return podScenario("SCHED-SEL", "node selector matches no node", "real-sched-selector", "wrong-zone", func(_ *Stack, p *corev1.Pod) error {
+		p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "nowhere"}
+		return nil
+	}, "FailedScheduling", "scheduling_node_selector_mismatch", "KubecausePodUnschedulable")
+}
+
+// S18: a container writes more than its ephemeral-storage limit; the kubelet evicts the pod.
+func realS18() RealScenario {
+	return podScenario("S18", "ephemeral-storage limit exceeded, evicted", "real-s18", "fills-scratch", func(_ *Stack, p *corev1.Pod) error {
+		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		c := container(p)
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+		c.Args = []string{"-fill-dir=/scratch", "-fill-mib=16"}
+		c.Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("4Mi")}
+		return nil
+	}, "Evicted", "evicted_ephemeral_storage_limit", "")
 }
 
 // S2: a PVC without a StorageClass and no PV: the PV controller reports it.
@@ -312,25 +283,6 @@ func realS2() RealScenario {
 		Expect: []RealEvent{{Kind: "PersistentVolumeClaim", Object: claim, Reason: "FailedBinding", Cause: "no_storage_class"}},
 		Alerts: []ExpectedAlert{{Name: "KubecausePVCProvisioningFailing", Labels: map[string]string{"namespace": ns, "persistentvolumeclaim": claim, "cause": "no_storage_class"},
 			Runbook: "kubecausepvcprovisioningfailing.md#no_storage_class"}},
-	}
-}
-
-// S18: a container writes more than its ephemeral-storage limit; the kubelet evicts the pod.
-func realS18() RealScenario {
-	const ns, name = "real-s18", "fills-scratch"
-	return RealScenario{
-		ID: "S18", Title: "ephemeral-storage limit exceeded, evicted", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-				c := &p.Spec.Containers[0]
-				c.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
-				c.Args = []string{"-fill-dir=/scratch", "-fill-mib=16"}
-				c.Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("4Mi")}
-			}))
-		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
-		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Evicted", Cause: "evicted_ephemeral_storage_limit"}},
 	}
 }
 

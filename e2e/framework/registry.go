@@ -91,23 +91,5 @@ func (r *Registry) Push(img TestImage, repoTag string) (string, error) {
 
 // waitServing polls url until it answers with any status below 500.
 func waitServing(url string, timeout time.Duration, p *Process) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
-		if !p.Running() {
-			return fmt.Errorf("%s exited; log:\n%s", p.Name, p.Log(4000))
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 500 {
-				return nil
-			}
-			err = fmt.Errorf("status %s", resp.Status)
-		}
-		last = err
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not serving after %s: %v", url, timeout, last)
+	return waitURL(&http.Client{Timeout: 2 * time.Second}, url, timeout, p, func(code int) bool { return code < 500 })
 }

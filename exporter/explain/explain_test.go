@@ -64,7 +64,7 @@ func TestExplainCoreList(t *testing.T) {
 	if r.RunbookURL != "https://example.com/docs/runbooks/kubecausepodvolumefailing.md#configmap_not_found" {
 		t.Fatalf("runbook = %q", r.RunbookURL)
 	}
-	if rows[1].Cause != "readiness_probe_connection_refused" {
+	if rows[1].Cause != "istio_sidecar_not_ready" {
 		t.Fatalf("probe cause = %q", rows[1].Cause)
 	}
 }

@@ -85,8 +85,8 @@ func ListWatch(c Client, r Resource, namespace string, tweak func(*metav1.ListOp
 	return cache.ToListWatcherWithWatchListSemantics(lw, c)
 }
 
-// Options select the cluster: an explicit kubeconfig file and context, else $KUBECONFIG,
-// else the in-cluster service account, else ~/.kube/config.
+// Options select the cluster: an explicit kubeconfig file and context, else the files in
+// $KUBECONFIG, else ~/.kube/config, else the in-cluster service account (client-go's loading rules).
 type Options struct {
 	Kubeconfig string
 	Context    string
@@ -106,7 +106,7 @@ func Config(o Options) (*rest.Config, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("no Kubernetes client configuration (tried --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config): %w", err)
+		return nil, fmt.Errorf("no Kubernetes client configuration (tried --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster): %w", err)
 	}
 	cfg.UserAgent = o.UserAgent
 	cfg.QPS, cfg.Burst = 20, 40
