@@ -15,6 +15,10 @@ import (
 const (
 	metricTimeout = 60 * time.Second  // an occurrence reaches Prometheus (1 s scrapes)
 	alertTimeout  = 120 * time.Second // an alert reaches the webhook (`for` capped at 5 s)
+	// resolveTimeout bounds the wait for an alert to resolve after its fix: the mixin holds pod
+	// alerts 2 min past the last bad sample (a kube-state-metrics restart must not resolve them)
+	// and KubecauseNodeNotReady 5 min past the last NotReady sample (a flapping node keeps paging).
+	resolveTimeout = 7 * time.Minute
 )
 
 // promValue waits until expr has exactly one sample equal to want and logs it.

@@ -45,16 +45,23 @@ func TestRealNode(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.ID+"/resolves", func(t *testing.T) { realResolves(t, s, sc) })
 	}
-	// Scenarios that change the node for every pod, one at a time.
-	for _, sc := range framework.RealNodeScenarios() {
+	// Scenarios that change the node for every pod: each played and checked alone, then fixed
+	// in reverse order, so their resolutions are awaited together.
+	nodeScenarios := framework.RealNodeScenarios()
+	for _, sc := range nodeScenarios {
 		check(t, s.Cluster.EnsureNamespaces(ctx, sc.Namespace))
 		check(t, sc.Play(ctx, s))
 		t.Run(sc.ID+"/fires", func(t *testing.T) { realFires(t, s, sc) })
-		recordRealMessages(t, s)
-		check(t, sc.Fix(ctx, s))
+	}
+	recordRealMessages(t, s)
+	for i := len(nodeScenarios) - 1; i >= 0; i-- {
+		check(t, nodeScenarios[i].Fix(ctx, s))
+	}
+	for _, sc := range nodeScenarios {
 		t.Run(sc.ID+"/resolves", func(t *testing.T) { realResolves(t, s, sc) })
 	}
 }
+
 
 // realFires checks that the components wrote the scenario's Events, kubecause's cause and
 // exact count for each, and the alerts the pager receives.
@@ -75,7 +82,7 @@ func realFires(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
 // realResolves waits until every alert of the scenario resolved after its fix.
 func realResolves(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
 	for _, a := range sc.Alerts {
-		got, err := s.Webhook.WaitResolved(alertTimeout, a.Match())
+		got, err := s.Webhook.WaitResolved(resolveTimeout, a.Match())
 		check(t, err)
 		t.Logf("%s: %v", sc.ID, got)
 	}

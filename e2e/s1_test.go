@@ -99,7 +99,7 @@ func TestS1ConfigMapNotFound(t *testing.T) {
 	// Fixed (the ConfigMap was pushed, the pod started): the alert resolves while the Event
 	// still exists.
 	must[*corev1.Pod](t)(s.Objects.SetRunning(ctx, pod, "10.244.1.23"))
-	res, err := s.Webhook.WaitResolved(alertTimeout, match)
+	res, err := s.Webhook.WaitResolved(resolveTimeout, match)
 	check(t, err)
 	t.Logf("webhook received: %v", res)
 }

@@ -63,7 +63,7 @@ func TestS7IstiodRemoteEndpoints(t *testing.T) {
 			// Fixed: the right address.
 			must[*discoveryv1.EndpointSlice](t)(s.Objects.ApplyEndpointSlice(ctx, ns, "istiod-remote", []string{right}, 15012, 15017))
 			promValue(t, s, `max(kubecause_endpoints_match{namespace="istio-system",service="istiod-remote"})`, 1)
-			res, err := s.Webhook.WaitResolved(alertTimeout, match)
+			res, err := s.Webhook.WaitResolved(resolveTimeout, match)
 			check(t, err)
 			t.Logf("%s role, endpoints %s: webhook received %v", role, right, res)
 		})

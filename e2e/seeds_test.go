@@ -35,7 +35,7 @@ func TestSeedScenarios(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.ID+"/resolves", func(t *testing.T) {
 			for _, a := range sc.Alerts {
-				got, err := s.Webhook.WaitResolved(alertTimeout, a.Match())
+				got, err := s.Webhook.WaitResolved(resolveTimeout, a.Match())
 				check(t, err)
 				t.Logf("%s: %v", sc.ID, got)
 			}
