@@ -62,7 +62,6 @@ func TestRealNode(t *testing.T) {
 	}
 }
 
-
 // realFires checks that the components wrote the scenario's Events, kubecause's cause and
 // exact count for each, and the alerts the pager receives.
 func realFires(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
