@@ -63,6 +63,7 @@ type options struct {
 	metricsPath     string
 	explainFile     string
 	explainOutput   string
+	explainUnknown  bool
 	memLimit        bool
 	memLimitRatio   float64
 }
@@ -102,6 +103,7 @@ func run(args []string) int {
 	ex := app.Command("explain", "Explain Events offline: one row per Event with its cause and runbook.")
 	ex.Flag("file", "File with `kubectl get events -A -o json` output; - for stdin. Without it, the live cluster is read.").Short('f').StringVar(&o.explainFile)
 	ex.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&o.explainOutput, "table", "json")
+	ex.Flag("unclassified", "Instead of one row per Event, list the templates of the messages no rule classifies (names, UIDs, IPs, numbers, quoted strings and paths masked), most frequent first: what to write a rule for (docs/causes.md).").BoolVar(&o.explainUnknown)
 	ex.Flag("namespace", "Live cluster: only this namespace.").Short('n').StringsVar(&o.namespaces)
 
 	cmd, err := app.Parse(stdinArgs(args))
@@ -272,7 +274,13 @@ func runExplain(o options, table *causes.Table) int {
 		fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", err)
 		return 1
 	}
-	if err := explain.Print(os.Stdout, explain.Explain(evs, table, o.runbookPattern), o.explainOutput); err != nil {
+	rows := explain.Explain(evs, table, o.runbookPattern)
+	if o.explainUnknown {
+		err = explain.PrintUnclassified(os.Stdout, explain.Unclassified(rows), o.explainOutput)
+	} else {
+		err = explain.Print(os.Stdout, rows, o.explainOutput)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", err)
 		return 1
 	}

@@ -48,7 +48,7 @@ func RealScenarios() []RealScenario {
 	return []RealScenario{
 		realS1(), realS6(), realS11(), realCommandNotFound(), realS4(),
 		realS12NotFound(), realS12Auth(), realS12Unreachable(), realSchedulingCPU(), realSchedulingSelector(),
-		realS2(), realS18(), realS5(), realS19(),
+		realS2(), realS3(), realS18(), realS5(), realS19(),
 	}
 }
 
@@ -122,7 +122,9 @@ func realS1() RealScenario {
 			return err
 		},
 		Expect: []RealEvent{{Kind: "Pod", Object: "*", Reason: "FailedMount", Cause: "configmap_not_found"}},
-		Alerts: []ExpectedAlert{{Name: "KubecausePodVolumeFailing", Labels: map[string]string{"namespace": ns, "cause": "configmap_not_found"},
+		// The page names the node and the owning workload (through the ReplicaSet).
+		Alerts: []ExpectedAlert{{Name: "KubecausePodVolumeFailing", Labels: map[string]string{"namespace": ns, "cause": "configmap_not_found",
+			"node": "kubecause-node", "workload": deploy, "workload_type": "Deployment"},
 			Runbook: "kubecausepodvolumefailing.md#configmap_not_found"}},
 	}
 }
@@ -254,6 +256,24 @@ func realSchedulingSelector() RealScenario {
 		p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "nowhere"}
 		return nil
 	}, "FailedScheduling", "scheduling_node_selector_mismatch", "KubecausePodUnschedulable")
+}
+
+// S3: a LoadBalancer Service in a cluster with no load-balancer controller (no cloud provider,
+// no MetalLB) never gets an address.
+func realS3() RealScenario {
+	const ns, svc = "real-s3", "istiod-hosted-lb"
+	return RealScenario{
+		ID: "S3", Title: "LoadBalancer Service without an address", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			_, err := s.Objects.CreateService(ctx, ns, svc, true, map[string]string{"app": svc}, 15012, 15017)
+			return err
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			return s.Cluster.Client.CoreV1().Services(ns).Delete(ctx, svc, metav1.DeleteOptions{})
+		},
+		Alerts: []ExpectedAlert{{Name: "KubecauseLoadBalancerNoAddress", Labels: map[string]string{"namespace": ns, "service": svc},
+			Runbook: "kubecauseloadbalancernoaddress.md"}},
+	}
 }
 
 // S18: a container writes more than its ephemeral-storage limit; the kubelet evicts the pod.

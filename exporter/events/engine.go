@@ -303,7 +303,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	e.m.state(len(e.events), e.view.len())
 	e.m.processed.Inc()
 	if delta > 0 {
-		e.m.count(l, float64(delta))
+		e.m.count(l, ev.Message, float64(delta))
 		if watching {
 			e.m.observeLag(e.cfg.Now(), ts)
 		}
@@ -369,7 +369,7 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 	if t, ok := e.events[k]; ok {
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
 		if n := Occurrences(ev); n > t.count && e.wanted(ev) {
-			e.m.count(e.labelsOf(ev), float64(n-t.count))
+			e.m.count(e.labelsOf(ev), ev.Message, float64(n-t.count))
 			t.count = n
 		}
 		e.forget(k, t)

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/kube/kubefake"
 	"github.com/kubecause/kubecause/exporter/labels"
 )
@@ -729,5 +730,29 @@ func TestObserveReturnsWhatItCounted(t *testing.T) {
 		if o.state != tc.state || o.delta != tc.delta {
 			t.Errorf("%s: observed state %v delta %d, want %v %d", tc.name, o.state, o.delta, tc.state, tc.delta)
 		}
+	}
+}
+
+// TestUnclassifiedTemplates: the occurrences the table does not classify are also kept by
+// (reason, message template), so a user sees which messages to write a rule for; the pairs add
+// up to kubecause_events_unclassified_total.
+func TestUnclassifiedTemplates(t *testing.T) {
+	// Written by a real kubelet 1.35.4 on a cgroup v1 node (exporter/causes/testdata/real-node.yaml).
+	const msg = `cgroup v1 detected. cgroup v1 support is deprecated and will be removed in a future release. Please migrate to cgroup v2. More information at https://git.k8s.io/enhancements/keps/sig-node/5573-remove-cgroup-v1`
+	h := newHarness(t)
+	h.sync()
+	h.add(kubeletEvent(uidA, "node.1", 1, "CgroupV1", msg))
+	h.update(kubeletEvent(uidA, "node.1", 4, "CgroupV1", msg))
+	h.add(kubeletEvent(uidB, "pod.2", 1, "FailedMount", `MountVolume.SetUp failed for volume "cfg" : configmap "app-config" not found`))
+	total := h.value("kubecause_events_unclassified_total", nil)
+	if total != 4 {
+		t.Fatalf("kubecause_events_unclassified_total = %v, want 4", total)
+	}
+	got := h.value("kubecause_unclassified_messages", map[string]string{"reason": "CgroupV1", "template": causes.Template(msg)})
+	if got != total {
+		t.Fatalf("kubecause_unclassified_messages{reason=CgroupV1} = %v, want %v (every unclassified occurrence)", got, total)
+	}
+	if n := len(h.scrape()["kubecause_unclassified_messages"].GetMetric()); n != 1 {
+		t.Fatalf("%d template series, want 1 (the classified FailedMount has none)", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/labels"
 )
 
@@ -61,16 +62,18 @@ type metrics struct {
 	notifications *prometheus.CounterVec
 	processed     prometheus.Counter
 	unclassified  prometheus.Counter
-	invalid       *prometheus.CounterVec
-	relists       prometheus.Counter
-	possiblyLost  prometheus.Counter
-	watchErrors   prometheus.Counter
-	watchUp       prometheus.GaugeFunc
-	lastEvent     prometheus.Gauge
-	lastEventTS   int64 // guarded by Engine.mu
-	lag           prometheus.Histogram
-	series        *prometheus.GaugeVec
-	dropped       *prometheus.CounterVec
+	// templates keeps the most frequent unclassified (reason, message template) pairs.
+	templates    *causes.Unclassified
+	invalid      *prometheus.CounterVec
+	relists      prometheus.Counter
+	possiblyLost prometheus.Counter
+	watchErrors  prometheus.Counter
+	watchUp      prometheus.GaugeFunc
+	lastEvent    prometheus.Gauge
+	lastEventTS  int64 // guarded by Engine.mu
+	lag          prometheus.Histogram
+	series       *prometheus.GaugeVec
+	dropped      *prometheus.CounterVec
 
 	// Resolved once, as they count every Event notification or occurrence.
 	opAdd, opUpdate, opDelete, opRelist prometheus.Counter
@@ -121,6 +124,7 @@ func newMetrics(max int) *metrics {
 			Name: "kubecause_events_unclassified_total",
 			Help: "Occurrences whose cause is unknown.",
 		}),
+		templates: causes.NewUnclassified(UnclassifiedTemplates),
 		invalid: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubecause_events_invalid_total",
 			Help: "Event objects that could not be counted and were dropped, by problem.",
@@ -203,7 +207,7 @@ func ruleLabel(rule string) string {
 }
 
 // count adds occurrences. Called with Engine.mu held.
-func (m *metrics) count(l eventLabels, n float64) {
+func (m *metrics) count(l eventLabels, message string, n float64) {
 	k := aggKey{namespace: l.namespace, kind: l.kind, reason: l.reason, typ: l.typ, component: l.component, cause: l.cause}
 	c, ok := m.known[k]
 	if !ok {
@@ -227,8 +231,9 @@ func (m *metrics) count(l eventLabels, n float64) {
 		m.ruleKnown[rk] = r
 	}
 	r.Add(n)
-	if l.cause == "unknown" {
+	if l.cause == causes.Unknown {
 		m.unclassified.Add(n)
+		m.templates.Add(l.reason, causes.Template(message), uint64(n))
 	}
 }
 
@@ -290,7 +295,41 @@ func (e *Engine) Collectors() []prometheus.Collector {
 		m.events, m.affected, m.ruleHits, m.causes, m.table,
 		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.watchErrors, m.watchUp,
 		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced,
+		unclassifiedCollector{m.templates},
 	}
+}
+
+// UnclassifiedTemplates is how many (reason, template) pairs of unclassified messages are kept.
+const UnclassifiedTemplates = 100
+
+var (
+	unclassifiedDesc = prometheus.NewDesc("kubecause_unclassified_messages",
+		"Occurrences of the most frequent unclassified messages since start, by reason and message template "+
+			"(names, UIDs, IPs, numbers, quoted strings and paths masked); at most 100 pairs, the least frequent "+
+			"replaced when full (then the count is an upper bound).",
+		[]string{"reason", "template"}, nil)
+	unclassifiedEvictionsDesc = prometheus.NewDesc("kubecause_unclassified_templates_evicted_total",
+		"Unclassified (reason, template) pairs replaced by a new one because the 100 kept were full.", nil, nil)
+)
+
+// unclassifiedCollector exposes the kept pairs; their set changes, so they are built per scrape.
+type unclassifiedCollector struct{ u *causes.Unclassified }
+
+func (c unclassifiedCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- unclassifiedDesc
+	ch <- unclassifiedEvictionsDesc
+}
+
+func (c unclassifiedCollector) Collect(ch chan<- prometheus.Metric) {
+	snap := c.u.Snapshot()
+	for _, e := range snap.Entries {
+		// Template and the reason are valid UTF-8 by construction; a pair that is not is left out
+		// rather than failing the scrape.
+		if m, err := prometheus.NewConstMetric(unclassifiedDesc, prometheus.GaugeValue, float64(e.Count), e.Reason, e.Template); err == nil {
+			ch <- m
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(unclassifiedEvictionsDesc, prometheus.CounterValue, float64(snap.Overflow))
 }
 
 // SetTable exports the loaded cause table and pre-initialises the per-rule hit counters.

@@ -222,6 +222,46 @@ func Print(w io.Writer, rows []Row, format string) error {
 	return fmt.Errorf("unknown output format %q (want table or json)", format)
 }
 
+// Unclassified are the templates of the rows' unclassified messages, by (reason, template),
+// most frequent first, counting occurrences: what a rule should be written for.
+func Unclassified(rows []Row) []causes.UnclassifiedEntry {
+	// A dump is finite: keep every pair (capacity = rows), so counts are exact.
+	u := causes.NewUnclassified(max(len(rows), 1))
+	for _, r := range rows {
+		if r.Cause == causes.Unknown {
+			u.Add(r.Reason, causes.Template(r.Message), uint64(r.Count))
+		}
+	}
+	return u.Snapshot().Entries
+}
+
+// PrintUnclassified writes the templates as a table or a JSON array, escaped as Print does.
+func PrintUnclassified(w io.Writer, entries []causes.UnclassifiedEntry, format string) error {
+	switch format {
+	case "json":
+		type entry struct {
+			Reason   string `json:"reason"`
+			Template string `json:"template"`
+			Count    uint64 `json:"count"`
+		}
+		out := make([]entry, 0, len(entries))
+		for _, e := range entries {
+			out = append(out, entry{e.Reason, e.Template, e.Count})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	case "", "table":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "COUNT\tREASON\tTEMPLATE")
+		for _, e := range entries {
+			fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Count, printable(e.Reason), printable(e.Template))
+		}
+		return tw.Flush()
+	}
+	return fmt.Errorf("unknown output format %q (want table or json)", format)
+}
+
 func dash(s string) string {
 	if s == "" {
 		return "-"
