@@ -74,8 +74,10 @@ func (t *Table) Markdown(runbookDir string) []byte {
 		order[r.ID] = i + 1
 	}
 	w("## Causes\n\n")
-	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | runbook |\n")
-	w("|---|---|---|---|---|---|\n")
+	w("*pod start*: who fixes a cause that keeps a pod from starting — `platform` causes count against the\n")
+	w("mixin's pod-start SLO, `workload` causes are the workload's own mistake (its pod alert names it).\n\n")
+	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | pod start | runbook |\n")
+	w("|---|---|---|---|---|---|---|\n")
 	for _, c := range t.causes {
 		var how []string
 		for _, r := range byCause[c.Name] {
@@ -94,7 +96,7 @@ func (t *Table) Markdown(runbookDir string) []byte {
 		}
 		page, anchor, _ := strings.Cut(c.Runbook, "#")
 		link := fmt.Sprintf("[%s](%s%s.md#%s)", c.Runbook, runbookDir, page, anchor)
-		w("| `%s` | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, link)
+		w("| `%s` | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, c.PodStart, link)
 	}
 	w("\n## Rules in match order\n\n")
 	w("| # | rule | reasons | message pattern | cause |\n|---|---|---|---|---|\n")
