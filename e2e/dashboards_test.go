@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -113,10 +114,18 @@ func TestDashboardQueries(t *testing.T) {
 	promValue(t, s, `max(kubecause_endpoints_match{service="istiod-remote"})`, 0)
 	waitScrapes(t, s, "kubecause", 5)
 
+	// The SLO panels read rules of 1m-interval groups (windows derived from recorded 5m windows):
+	// their first values appear a few evaluations after loading, so each query is polled until it
+	// has data, within one shared deadline.
+	deadline := time.Now().Add(4 * time.Minute)
 	var empty []string
 	for _, q := range queries {
 		expr := grafanaVars.Replace(q.expr)
 		v, err := s.Prometheus.API.Query(ctx, expr)
+		for err == nil && len(v) == 0 && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Second)
+			v, err = s.Prometheus.API.Query(ctx, expr)
+		}
 		switch {
 		case err != nil:
 			t.Errorf("%s / %q: %v\n  %s", q.dashboard, q.panel, err, expr)
