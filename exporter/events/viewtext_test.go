@@ -131,17 +131,7 @@ func TestStalledScrapeKeepsTheViewBounded(t *testing.T) {
 	for _, ev := range evs {
 		h.add(ev)
 	}
-	next := len(evs)
-	again := func(i int) { // Event i expires; its object comes back with a new Event
-		if err := h.src.Delete(evs[i]); err != nil {
-			t.Error(err)
-		}
-		ev := evs[i].DeepCopy()
-		ev.UID = types.UID(uid(next))
-		next++
-		h.add(ev)
-		evs[i] = ev
-	}
+	again := recreator(t, h, evs)
 	var buf bytes.Buffer
 	w := &midScrape{w: &buf, once: func() {
 		for r := 0; r < 5; r++ {
@@ -182,17 +172,7 @@ func TestScrapeUnderChurnIsComplete(t *testing.T) {
 		h.add(ev)
 	}
 	stable := max / 2 // pod-0 … pod-(stable-1) keep their Events; the others churn
-	next := len(evs)
-	again := func(i int) { // Event i expires; its object comes back with a new Event
-		if err := h.src.Delete(evs[i]); err != nil {
-			t.Error(err)
-		}
-		ev := evs[i].DeepCopy()
-		ev.UID = types.UID(uid(next))
-		next++
-		h.add(ev)
-		evs[i] = ev
-	}
+	again := recreator(t, h, evs)
 	churn := func() {
 		for r := 0; r < 3; r++ {
 			for i := stable; i < max; i++ {
@@ -254,4 +234,20 @@ func TestFailedScrapeIsAborted(t *testing.T) {
 		}
 	}()
 	Handler(h.reg, h.e, promhttp.HandlerOpts{}).ServeHTTP(&failingResponse{header: http.Header{}}, httptest.NewRequest("GET", "/metrics", nil))
+}
+
+// recreator returns a function that expires Event i of evs and brings its object back with a new
+// Event (a new UID), as the recorder does once an Event's TTL passed.
+func recreator(t *testing.T, h *harness, evs []*corev1.Event) func(i int) {
+	next := len(evs)
+	return func(i int) {
+		if err := h.src.Delete(evs[i]); err != nil {
+			t.Error(err)
+		}
+		ev := evs[i].DeepCopy()
+		ev.UID = types.UID(uid(next))
+		next++
+		h.add(ev)
+		evs[i] = ev
+	}
 }
