@@ -20,7 +20,7 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -o /out/kubecause \
-      -ldflags "$(sh hack/ldflags.sh)" ./exporter
+      -ldflags "$(sh hack/ldflags.sh)" ./exporter/cmd/kubecause
 
 FROM gcr.io/distroless/static:nonroot
 LABEL org.opencontainers.image.source="https://github.com/kubecause/kubecause" \

@@ -19,7 +19,7 @@ deps: ## install what the build and the tests need (idempotent)
 	hack/install-deps.sh
 
 build: ## the kubecause binary
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./exporter
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./exporter/cmd/kubecause
 
 unit: ## unit tests with the race detector
 	$(GO) test -race -count=1 ./...

@@ -11,7 +11,7 @@ import (
 // (Package testing itself is linked: prometheus/common's expfmt imports github.com/pandatix/go-abnf, which
 // imports it outside its tests.)
 func TestBinaryLeavesTestModulesOut(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}", "github.com/kubecause/kubecause/exporter").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}", "github.com/kubecause/kubecause/exporter/cmd/kubecause").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}

@@ -152,6 +152,10 @@ func TestImage(t *testing.T) {
 			if len(cfg.Config.Entrypoint) == 0 {
 				t.Fatal("no entrypoint")
 			}
+			// The binary is named kubecause everywhere (ko names it after the main package's directory).
+			if got := path.Base(cfg.Config.Entrypoint[0]); got != "kubecause" {
+				t.Errorf("entrypoint %s: binary named %q, want kubecause", cfg.Config.Entrypoint[0], got)
+			}
 			bin := fileFromLayers(t, layout, m.Layers, cfg.Config.Entrypoint[0])
 			f, err := elf.NewFile(bytes.NewReader(bin))
 			if err != nil {

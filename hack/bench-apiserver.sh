@@ -21,7 +21,7 @@ export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-ass
 bash hack/deps/20-e2e-tools.sh
 # The binary measured is the one built from this tree, unless KUBECAUSE_BIN names another.
 if [ -z "${KUBECAUSE_BIN:-}" ]; then
-	go build -o bin/kubecause ./exporter
+	go build -o bin/kubecause ./exporter/cmd/kubecause
 fi
 export LOAD_OUT=${LOAD_OUT:-$PWD/bin/bench-apiserver.json}
 start=$SECONDS

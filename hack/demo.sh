@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}
 if [ ! -x bin/kubecause ]; then
-	go build -o bin/kubecause ./exporter
+	go build -o bin/kubecause ./exporter/cmd/kubecause
 fi
 if [ -n "${KUBECONFIG:-}" ]; then
 	echo "kubecause against the cluster of KUBECONFIG=$KUBECONFIG: http://127.0.0.1:9737/metrics (Ctrl-C stops)"

@@ -11,7 +11,7 @@ bash hack/deps/20-e2e-tools.sh
 bash hack/deps/25-node-tools.sh
 if [ ! -x bin/kubecause ]; then
 	echo "bin/kubecause missing: building it (make build does the same with version stamps)"
-	go build -o bin/kubecause ./exporter
+	go build -o bin/kubecause ./exporter/cmd/kubecause
 fi
 start=$SECONDS
 status=0

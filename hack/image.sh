@@ -113,7 +113,7 @@ if [ -n "${KUBECAUSE_SBOM_DIR:-}" ]; then
 fi
 # --push=false: nothing leaves the machine; the result goes to the OCI layout only.
 KO_DEFAULTBASEIMAGE="$base" KO_DOCKER_REPO="$repo" KOCACHE="$cache/ko" \
-	"$ko" build ./exporter --bare --push=false "${sbom[@]}" \
+	"$ko" build ./exporter/cmd/kubecause --bare --push=false "${sbom[@]}" \
 	--platform=linux/amd64,linux/arm64 --tags="$VERSION" \
 	--image-label "org.opencontainers.image.version=$VERSION" \
 	--image-label "org.opencontainers.image.revision=$REVISION" \

@@ -2,7 +2,7 @@
 # Prints the Go linker flags of every kubecause build: the Makefile, hack/image.sh (ko, through
 # .ko.yaml's {{.Env.LDFLAGS}}) and the Dockerfile all call this script, so the flags are written once.
 # Each value comes from the environment when set (the Dockerfile passes build args), else from git.
-# Without any of them (a plain `go build`), exporter/version.go takes the version from the build info.
+# Without any of them (a plain `go build`), exporter/cmd/kubecause/version.go takes the version from the build info.
 set -eu
 cd "$(dirname "$0")/.."
 git_or() { git "$@" 2>/dev/null || true; }

@@ -28,7 +28,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 }
 
 func TestConfigCheckAcceptsValidConfiguration(t *testing.T) {
-	if code := run([]string{"--config.check", "--endpoint-checks.config=../examples/endpoint-checks.yaml"}); code != 0 {
+	if code := run([]string{"--config.check", "--endpoint-checks.config=../../../examples/endpoint-checks.yaml"}); code != 0 {
 		t.Fatalf("--config.check on the shipped example = %d, want 0", code)
 	}
 }
