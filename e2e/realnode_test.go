@@ -31,7 +31,21 @@ func TestRealNode(t *testing.T) {
 	}
 	ctx := testContext(t)
 	scenarios := framework.RealScenarios()
+	var node *framework.Node
+	// Registered first, so it runs after the stack's cleanup stopped the node: nothing of the
+	// node may be left on the host (another node may run beside it).
+	t.Cleanup(func() {
+		if node == nil {
+			return
+		}
+		t.Logf("node stopped in %s", node.StopTime.Round(time.Millisecond))
+		if left := node.Leftovers(); len(left) > 0 {
+			t.Errorf("the stopped node left behind:\n%s", strings.Join(left, "\n"))
+		}
+	})
 	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: framework.RealScenarioNamespaces(scenarios)})
+	node = s.Node
+	t.Logf("node %s: cgroup root %s, bridge %s, pod subnet %s", node.Name, node.CgroupRoot, node.Bridge, node.PodSubnet)
 	for _, sc := range scenarios {
 		check(t, sc.Play(ctx, s))
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -193,6 +194,13 @@ type Node struct {
 	Socket string
 	// Bridge is the CNI bridge's interface name and PodSubnet its range (unique per node).
 	Bridge, PodSubnet string
+	// CgroupRoot is the kubelet's cgroupRoot ("/kubecause-<id>"), made for this node in every
+	// cgroup hierarchy and removed by Stop, so two nodes on one host never share cgroups.
+	CgroupRoot string
+	// PodLogsDir is the kubelet's podLogsDir (not the host's /var/log/pods).
+	PodLogsDir string
+	// StopTime is how long the last Stop took.
+	StopTime time.Duration
 	// ManifestDir is the kubelet's staticPodPath.
 	ManifestDir string
 	// RegistryHosts is containerd's registry config_path (hosts.toml per registry).
@@ -204,6 +212,8 @@ type Node struct {
 	kubelet    *Process
 	kubeletCfg string
 	healthz    string
+	subnetLock *os.File
+	seenNetns  []string
 }
 
 // NodeOptions configure StartNode.
@@ -225,13 +235,15 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 	}
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
+	id := hex.EncodeToString(suffix)
 	n := &Node{
 		Name:          o.Name,
 		Dir:           o.Dir,
 		Bin:           b,
 		Socket:        filepath.Join(o.Dir, "containerd", "containerd.sock"),
-		Bridge:        "kcbr" + hex.EncodeToString(suffix),
-		PodSubnet:     fmt.Sprintf(podSubnetFormat, suffix[0]),
+		Bridge:        "kcbr" + id,
+		CgroupRoot:    "/kubecause-" + id,
+		PodLogsDir:    filepath.Join(o.Dir, "pod-logs"),
 		ManifestDir:   filepath.Join(o.Dir, "manifests"),
 		RegistryHosts: filepath.Join(o.Dir, "containerd", "certs.d"),
 		cluster:       c,
@@ -243,10 +255,16 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 			n.Stop()
 		}
 	}()
-	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "kubelet", "manifests"} {
+	if n.PodSubnet, n.subnetLock, err = reservePodSubnet(); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "kubelet", "manifests", "pod-logs"} {
 		if err := os.MkdirAll(filepath.Join(o.Dir, d), 0o755); err != nil {
 			return nil, err
 		}
+	}
+	if err := createCgroupRoot(n.CgroupRoot); err != nil {
+		return nil, fmt.Errorf("creating the node's cgroup root %s: %w", n.CgroupRoot, err)
 	}
 	if err := n.writeCNIConfig(n.PodSubnet); err != nil {
 		return nil, err
@@ -326,6 +344,9 @@ state = %q
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        # runc's state beside containerd's, not in the host's /run/containerd/runc.
+        Root = %q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
@@ -334,7 +355,7 @@ state = %q
 `,
 		filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
 		n.Socket, n.Socket+".ttrpc", filepath.Join(n.Dir, "containerd", "opt"), sandboxImage,
-		n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
+		filepath.Join(n.Dir, "containerd", "runc"), n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
 	path := filepath.Join(n.Dir, "containerd", "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return err
@@ -381,6 +402,9 @@ func (n *Node) startKubelet() error {
 	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
+# This node's own cgroup tree (StartNode made it), not the host's /kubepods.
+cgroupRoot: %s
+podLogsDir: %s
 failCgroupV1: false
 failSwapOn: false
 containerRuntimeEndpoint: unix://%s
@@ -403,7 +427,7 @@ nodeStatusUpdateFrequency: 4s
 syncFrequency: 5s
 fileCheckFrequency: 2s
 evictionPressureTransitionPeriod: 10s
-`, n.Socket, port, hport, n.ManifestDir)
+`, n.CgroupRoot, n.PodLogsDir, n.Socket, port, hport, n.ManifestDir)
 	n.kubeletCfg = filepath.Join(n.Dir, "kubelet", "config.yaml")
 	if err := os.WriteFile(n.kubeletCfg, []byte(cfg), 0o644); err != nil {
 		return err
@@ -474,20 +498,63 @@ func (n *Node) Versions(ctx context.Context) map[string]string {
 
 // Stop removes everything the node made, in an order that leaves nothing behind: the
 // kubelet, every container and sandbox (so the shims exit), containerd, mounts under Dir, the
-// CNI network namespaces and bridge, and the kubelet's pod cgroups. Safe on a partial node.
+// CNI network namespaces and bridge, the container log links, and the node's cgroup tree.
+// Safe on a partial node.
 func (n *Node) Stop() {
 	defer liveNodes.Delete(n)
+	start := time.Now()
+	defer func() { n.StopTime = time.Since(start) }()
 	if n.kubelet != nil {
 		_ = n.kubelet.Stop()
 	}
+	// The sandboxes' network namespaces, read from the runtime's bundles before they go.
+	netns := n.sandboxNetns()
 	if n.containerd != nil && n.containerd.Running() {
 		n.removeAllContainers()
 		_ = n.containerd.Stop()
 	}
 	n.killShims()
 	unmountUnder(n.Dir)
-	n.removeNetwork()
-	removePodCgroups()
+	n.removeNetwork(netns)
+	n.removeLogLinks()
+	if n.CgroupRoot != "" {
+		removeCgroupRoot(n.CgroupRoot)
+	}
+	if n.subnetLock != nil {
+		_ = n.subnetLock.Close()
+		n.subnetLock = nil
+	}
+}
+
+// Leftovers lists what of this node is still on the host after Stop (nothing, when Stop did
+// its job): cgroups, mounts under Dir, network namespaces, the bridge, container log links.
+func (n *Node) Leftovers() []string {
+	var out []string
+	for _, mp := range cgroupMounts() {
+		if n.CgroupRoot != "" && dirExists(filepath.Join(mp, n.CgroupRoot)) {
+			out = append(out, "cgroup "+filepath.Join(mp, n.CgroupRoot))
+		}
+	}
+	for _, mp := range mountsUnder(n.Dir) {
+		out = append(out, "mount "+mp)
+	}
+	if _, err := os.Stat(filepath.Join("/sys/class/net", n.Bridge)); err == nil {
+		out = append(out, "bridge "+n.Bridge)
+	}
+	for _, ns := range n.seenNetns {
+		if _, err := os.Stat(filepath.Join(netnsDir, ns)); err == nil {
+			out = append(out, "netns "+ns)
+		}
+	}
+	for _, l := range n.logLinks() {
+		out = append(out, "log link "+l)
+	}
+	return out
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // removeAllContainers kills every task in the CRI namespace and deletes it, so the shims and
@@ -535,9 +602,16 @@ func (n *Node) killShims() {
 
 // unmountUnder lazily unmounts every mount point below dir, deepest first.
 func unmountUnder(dir string) {
+	for _, mp := range mountsUnder(dir) {
+		_ = syscall.Unmount(mp, syscall.MNT_DETACH)
+	}
+}
+
+// mountsUnder lists the mount points at or below dir, deepest first.
+func mountsUnder(dir string) []string {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return
+		return nil
 	}
 	var points []string
 	for _, line := range strings.Split(string(b), "\n") {
@@ -551,9 +625,7 @@ func unmountUnder(dir string) {
 		}
 	}
 	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	for _, mp := range points {
-		_ = syscall.Unmount(mp, syscall.MNT_DETACH)
-	}
+	return points
 }
 
 // unescapeMount undoes /proc/self/mountinfo's octal escapes (\040 for a space, …).
@@ -576,24 +648,62 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// removeNetwork deletes the CNI network namespaces whose veth hangs on this node's bridge,
-// then the bridge.
-func (n *Node) removeNetwork() {
+// netnsDir is where the CNI (through containerd) pins the pods' network namespaces.
+const netnsDir = "/var/run/netns"
+
+// sandboxNetns reads the network namespaces of this node's containers from the OCI specs in
+// containerd's bundles (a sandbox's spec names the namespace the CRI made for it).
+func (n *Node) sandboxNetns() []string {
+	specs, _ := filepath.Glob(filepath.Join(n.Dir, "containerd", "state", "io.containerd.runtime.v2.task", "*", "*", "config.json"))
+	seen := map[string]bool{}
+	for _, p := range specs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var spec struct {
+			Linux struct {
+				Namespaces []struct{ Type, Path string } `json:"namespaces"`
+			} `json:"linux"`
+		}
+		if json.Unmarshal(b, &spec) != nil {
+			continue
+		}
+		for _, ns := range spec.Linux.Namespaces {
+			if ns.Type == "network" && strings.HasPrefix(ns.Path, netnsDir+"/") {
+				seen[filepath.Base(ns.Path)] = true
+			}
+		}
+	}
+	for name := range seen {
+		n.seenNetns = append(n.seenNetns, name)
+	}
+	return n.seenNetns
+}
+
+// removeNetwork deletes this node's network namespaces — the ones its sandboxes used, and any
+// whose eth0 hangs on this node's bridge — then the bridge.
+func (n *Node) removeNetwork(known []string) {
 	ip := firstExecutable("ip")
 	if ip == "" {
 		return
 	}
+	del := map[string]bool{}
+	for _, ns := range known {
+		del[ns] = true
+	}
 	if out, err := exec.Command(ip, "netns", "list").Output(); err == nil {
 		for _, line := range strings.Split(string(out), "\n") {
 			f := strings.Fields(line)
-			if len(f) == 0 || !strings.HasPrefix(f[0], "cni-") {
-				continue
+			if len(f) > 0 && strings.HasPrefix(f[0], "cni-") && n.netnsOnBridge(f[0]) {
+				del[f[0]] = true
 			}
-			// Only namespaces of this node: they hold an address of the pod subnet and their
-			// peer interface is enslaved to this node's bridge.
-			if n.netnsOnBridge(f[0]) {
-				_ = exec.Command(ip, "netns", "del", f[0]).Run()
-			}
+		}
+	}
+	for ns := range del {
+		if _, err := os.Stat(filepath.Join(netnsDir, ns)); err == nil {
+			_ = exec.Command(ip, "netns", "del", ns).Run()
+			n.seenNetns = append(n.seenNetns, ns)
 		}
 	}
 	_ = exec.Command(ip, "link", "del", n.Bridge).Run()
@@ -603,8 +713,8 @@ func (n *Node) removeNetwork() {
 func (n *Node) netnsOnBridge(ns string) bool {
 	out, err := exec.Command("ip", "-n", ns, "-o", "link", "show", "eth0").Output()
 	if err != nil {
-		// An empty namespace left by a failed sandbox: nothing of anyone else's.
-		return true
+		// No eth0: another node's sandbox being set up, or one of ours the bundles named.
+		return false
 	}
 	// "2: eth0@if7: …": 7 is the host-side peer's index.
 	s := string(out)
@@ -631,24 +741,158 @@ func ifaceByIndex(idx int) string {
 	return ""
 }
 
-// removePodCgroups removes the kubelet's kubepods cgroups (leaves first) once no process is
-// left in them.
-func removePodCgroups() {
-	roots, _ := filepath.Glob("/sys/fs/cgroup/*/kubepods")
-	if st, err := os.Stat("/sys/fs/cgroup/kubepods"); err == nil && st.IsDir() {
-		roots = append(roots, "/sys/fs/cgroup/kubepods")
+// legacyLogLinks is where the kubelet links every container's log, whatever its podLogsDir.
+const legacyLogLinks = "/var/log/containers"
+
+// logLinks lists the kubelet's links in /var/log/containers into this node's pod logs.
+func (n *Node) logLinks() []string {
+	entries, _ := os.ReadDir(legacyLogLinks)
+	var out []string
+	for _, e := range entries {
+		p := filepath.Join(legacyLogLinks, e.Name())
+		if t, err := os.Readlink(p); err == nil && strings.HasPrefix(t, n.PodLogsDir+"/") {
+			out = append(out, p)
+		}
 	}
-	for _, root := range roots {
-		var dirs []string
-		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	return out
+}
+
+// removeLogLinks removes the links a stopped kubelet could not remove itself.
+func (n *Node) removeLogLinks() {
+	if n.PodLogsDir == "" {
+		return
+	}
+	for _, p := range n.logLinks() {
+		_ = os.Remove(p)
+	}
+}
+
+// cgroupMounts lists the host's cgroup hierarchies under /sys/fs/cgroup: each v1 controller's
+// (and named ones such as name=systemd) and the unified v2 one, on a hybrid host like a pure
+// v1 or v2 one.
+func cgroupMounts() []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		// "… mountpoint options … - fstype source superoptions"
+		parts := strings.SplitN(line, " - ", 2)
+		f := strings.Fields(parts[0])
+		if len(parts) != 2 || len(f) < 5 {
+			continue
+		}
+		fs := strings.Fields(parts[1])
+		mp := unescapeMount(f[4])
+		if len(fs) > 0 && (fs[0] == "cgroup" || fs[0] == "cgroup2") && strings.HasPrefix(mp, "/sys/fs/cgroup") {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
+// createCgroupRoot makes the kubelet's cgroupRoot in every hierarchy (the kubelet requires it
+// to exist in each v1 controller it uses). A new v1 cpuset starts with no CPUs or memory nodes:
+// it gets its parent's. In a v2 hierarchy it hands its controllers down to the kubelet's tree.
+func createCgroupRoot(name string) error {
+	if !strings.HasPrefix(name, "/kubecause-") {
+		return fmt.Errorf("refusing cgroup root %q", name)
+	}
+	mounts := cgroupMounts()
+	if len(mounts) == 0 {
+		return errors.New("no cgroup hierarchy mounted under /sys/fs/cgroup")
+	}
+	for _, mp := range mounts {
+		dir := filepath.Join(mp, name)
+		if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+			return err
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			cur, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil || strings.TrimSpace(string(cur)) != "" {
+				continue
+			}
+			parent, err := os.ReadFile(filepath.Join(mp, f))
+			if err != nil {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), parent, 0o644); err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
+			}
+		}
+		if ctrls, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers")); err == nil {
+			for _, c := range strings.Fields(string(ctrls)) {
+				_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+"+c), 0o644)
+			}
+		}
+	}
+	return nil
+}
+
+// removeCgroupRoot kills what is left in the node's cgroup tree and removes the tree, leaves
+// first, in every hierarchy. Nothing outside the tree is touched.
+func removeCgroupRoot(name string) {
+	if !strings.HasPrefix(name, "/kubecause-") {
+		return
+	}
+	var dirs []string
+	for _, mp := range cgroupMounts() {
+		_ = filepath.WalkDir(filepath.Join(mp, name), func(p string, d os.DirEntry, err error) error {
 			if err == nil && d.IsDir() {
 				dirs = append(dirs, p)
 			}
 			return nil
 		})
-		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-		for _, d := range dirs {
-			_ = syscall.Rmdir(d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			var pid int
+			if _, err := fmt.Sscanf(f, "%d", &pid); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 	}
+	// A killed process leaves its cgroup when it is reaped: retry briefly.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := 0
+		for _, d := range dirs {
+			if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
+				left++
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// reservePodSubnet picks a /24 of podSubnetFormat that no interface of the host routes and no
+// other node of a running test holds: the lock file stays locked (flock) for the node's life and
+// is released by the kernel when the process ends, however it ends.
+func reservePodSubnet() (string, *os.File, error) {
+	routes, _ := exec.Command("ip", "-4", "route", "show").Output()
+	start := make([]byte, 1)
+	_, _ = rand.Read(start)
+	for i := 0; i < 256; i++ {
+		third := (int(start[0]) + i) % 256
+		subnet := fmt.Sprintf(podSubnetFormat, third)
+		if strings.Contains(string(routes), strings.TrimSuffix(subnet, "0/24")) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(os.TempDir(), fmt.Sprintf("kubecause-e2e-subnet-%d.lock", third)), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return "", nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			_ = f.Close()
+			continue
+		}
+		return subnet, f, nil
+	}
+	return "", nil, errors.New("every pod subnet of 198.18.0.0/16 is in use")
 }
