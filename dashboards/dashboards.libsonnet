@@ -155,7 +155,7 @@ local g = import 'lib/grafana.libsonnet';
                                                       w=12,
                                                       links=[g.runbookLink(cfg, 'KubecausePodProbeFailing')]),
                                          g.table('Mesh discovery',
-                                                 'What auto-discovery found: mesh ID and the role of this cluster (control-plane or workload), for the checks of the selected namespaces (the discovery series has no namespace: the check\'s state series gives it).',
+                                                 "What auto-discovery found: mesh ID and the role of this cluster (control-plane or workload), for the checks of the selected namespaces (the discovery series has no namespace: the check's state series gives it).",
                                                  'short',
                                                  [g.target(|||
                                                    max by (check, mesh_id, role, source) (kubecause_endpoints_discovery_info{%(kc)s, %(cl)s="$cluster"})
