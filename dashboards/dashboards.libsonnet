@@ -99,19 +99,19 @@ local g = import 'lib/grafana.libsonnet';
     [file('hosted-mesh')]: g.dashboard(cfg,
                                        file('hosted-mesh'),
                                        'kubecause / Hosted mesh',
-                                       'istiod-remote endpoint checks, LoadBalancer addresses and gateway probe failures of a hosted service mesh.',
+                                       'istiod-remote endpoint checks, LoadBalancer addresses and gateway probe failures of a hosted service mesh, in the selected namespaces.',
                                        [
                                          g.table('istiod-remote state',
                                                  'Current state of every endpoint check: match, mismatch (critical), unknown (expectation cannot be known, e.g. no LoadBalancer address) or error.',
                                                  'short',
-                                                 [g.target('max by (check, namespace, service, state) (kubecause_endpoints_state{%(kc)s, %(cl)s="$cluster"}) == 1' % c, instant=true)],
+                                                 [g.target('max by (check, namespace, service, state) (kubecause_endpoints_state{%(kc)s, %(cl)s="$cluster", namespace=~"$namespace"}) == 1' % c, instant=true)],
                                                  w=12,
                                                  h=7,
                                                  links=[g.runbookLink(cfg, 'KubecauseIstiodRemoteEndpointsMismatch'), g.runbookLink(cfg, 'KubecauseIstiodRemoteExpectationUnknown')]),
                                          g.timeseries('Endpoints match',
                                                       '1 while the istiod-remote endpoints equal the expectation, 0 while they do not; gaps while unknown or error.',
                                                       'bool_yes_no',
-                                                      [g.target('min by (check) (%s)' % dd('kubecause_endpoints_match{%(kc)s, %(cl)s="$cluster", %(istiod)s}' % c), '{{check}}')],
+                                                      [g.target('min by (check) (%s)' % dd('kubecause_endpoints_match{%(kc)s, %(cl)s="$cluster", namespace=~"$namespace", %(istiod)s}' % c), '{{check}}')],
                                                       w=12,
                                                       h=7,
                                                       links=[g.runbookLink(cfg, 'KubecauseIstiodRemoteEndpointsMismatch')]),
@@ -119,21 +119,21 @@ local g = import 'lib/grafana.libsonnet';
                                                       'address:port pairs the check expects and finds in the EndpointSlices.',
                                                       'short',
                                                       [
-                                                        g.target('max by (check) (kubecause_endpoints_expected_addresses{%(kc)s, %(cl)s="$cluster"})' % c, 'expected {{check}}'),
-                                                        g.target('max by (check) (kubecause_endpoints_actual_addresses{%(kc)s, %(cl)s="$cluster"})' % c, 'actual {{check}}'),
+                                                        g.target('max by (check) (kubecause_endpoints_expected_addresses{%(kc)s, %(cl)s="$cluster", namespace=~"$namespace"})' % c, 'expected {{check}}'),
+                                                        g.target('max by (check) (kubecause_endpoints_actual_addresses{%(kc)s, %(cl)s="$cluster", namespace=~"$namespace"})' % c, 'actual {{check}}'),
                                                       ],
                                                       w=12),
                                          g.table('Wrong addresses',
                                                  'Addresses that should not be there (unexpected), that are missing, or that lack a required port.',
                                                  'short',
-                                                 [g.target('max by (check, namespace, service, address, port, problem) (kubecause_endpoints_wrong_address{%(kc)s, %(cl)s="$cluster"})' % c, instant=true)],
+                                                 [g.target('max by (check, namespace, service, address, port, problem) (kubecause_endpoints_wrong_address{%(kc)s, %(cl)s="$cluster", namespace=~"$namespace"})' % c, instant=true)],
                                                  w=12,
                                                  h=8,
                                                  links=[g.runbookLink(cfg, 'KubecauseIstiodRemoteEndpointsMismatch')]),
                                          g.table('LoadBalancer addresses',
                                                  'Ingress addresses of LoadBalancer Services (kube-state-metrics). The hosted istiod needs one on its -hosted-lb Service.',
                                                  'short',
-                                                 [g.target('max by (namespace, service, ip, hostname) (kube_service_status_load_balancer_ingress{%(ksm)s, %(cl)s="$cluster"})' % c, instant=true)],
+                                                 [g.target('max by (namespace, service, ip, hostname) (kube_service_status_load_balancer_ingress{%(ksm)s, %(cl)s="$cluster", namespace=~"$namespace"})' % c, instant=true)],
                                                  w=12,
                                                  h=8,
                                                  links=[g.runbookLink(cfg, 'KubecauseLoadBalancerNoAddress')]),
@@ -141,9 +141,9 @@ local g = import 'lib/grafana.libsonnet';
                                                  'LoadBalancer Services that have no ingress address: no metalLB or cloud load balancer serves them.',
                                                  'short',
                                                  [g.target(|||
-                                                   max by (namespace, service) (kube_service_spec_type{%(ksm)s, %(cl)s="$cluster", type="LoadBalancer"})
+                                                   max by (namespace, service) (kube_service_spec_type{%(ksm)s, %(cl)s="$cluster", namespace=~"$namespace", type="LoadBalancer"})
                                                    unless on (namespace, service)
-                                                   max by (namespace, service) (kube_service_status_load_balancer_ingress{%(ksm)s, %(cl)s="$cluster"})
+                                                   max by (namespace, service) (kube_service_status_load_balancer_ingress{%(ksm)s, %(cl)s="$cluster", namespace=~"$namespace"})
                                                  ||| % c, instant=true)],
                                                  w=12,
                                                  h=8,
@@ -151,13 +151,17 @@ local g = import 'lib/grafana.libsonnet';
                                          g.timeseries('Gateway and istiod probe failures',
                                                       'Probe failures on live Events of gateway and istiod pods (e.g. readiness probe connection refused when the cluster has no metalLB, or a sidecar without its configuration yet).',
                                                       'short',
-                                                      [g.target('max by (namespace, name, cause) (kubecause_object_events{%(kc)s, %(cl)s="$cluster", kind="Pod", name=~".*(gateway|istiod).*", cause=~".+_probe_.+|istio_sidecar_not_ready"})' % c, '{{namespace}}/{{name}} {{cause}}')],
+                                                      [g.target('max by (namespace, name, cause) (kubecause_object_events{%(kc)s, %(cl)s="$cluster", namespace=~"$namespace", kind="Pod", name=~".*(gateway|istiod).*", cause=~".+_probe_.+|istio_sidecar_not_ready"})' % c, '{{namespace}}/{{name}} {{cause}}')],
                                                       w=12,
                                                       links=[g.runbookLink(cfg, 'KubecausePodProbeFailing')]),
                                          g.table('Mesh discovery',
-                                                 'What auto-discovery found: mesh ID and the role of this cluster (control-plane or workload).',
+                                                 "What auto-discovery found: mesh ID and the role of this cluster (control-plane or workload), for the checks of the selected namespaces (the discovery series has no namespace: the check's state series gives it).",
                                                  'short',
-                                                 [g.target('max by (check, mesh_id, role, source) (kubecause_endpoints_discovery_info{%(kc)s, %(cl)s="$cluster"})' % c, instant=true)],
+                                                 [g.target(|||
+                                                   max by (check, mesh_id, role, source) (kubecause_endpoints_discovery_info{%(kc)s, %(cl)s="$cluster"})
+                                                   and on (check)
+                                                   max by (check) (kubecause_endpoints_state{%(kc)s, %(cl)s="$cluster", namespace=~"$namespace"})
+                                                 ||| % c, instant=true)],
                                                  w=12,
                                                  h=8,
                                                  links=[g.runbookLink(cfg, 'KubecauseIstiodRemoteExpectationUnknown')]),
@@ -180,13 +184,18 @@ local g = import 'lib/grafana.libsonnet';
                                         [g.target('1 - cluster:kubecause_pod_start_error:ratio_rate%s{%s="$cluster"} / (1 - %g)' % [cfg.sloWindow, c.cl, cfg.podStartSLOTarget])],
                                         w=8,
                                         thresholds=[{ color: 'red', value: null }, { color: 'orange', value: 0 }, { color: 'green', value: 0.25 }]),
-                                 // The longest window the burn alerts record pod starts for (the
-                                 // SLO group records no 30d count: it is at its 20-rule limit).
+                                 // The SLO window has no recorded start count: the SLO group is at its
+                                 // 20-rule limit (Mimir's default per group), and a group of its own
+                                 // would read the 5m records across groups. The stat shows the
+                                 // longest burn window and says so in its title.
                                  local startsWindow = cfg.sloBurnRates[std.length(cfg.sloBurnRates) - 1].long;
-                                 g.stat('Pod starts (%s)' % startsWindow,
-                                        'Pods the kubelets started in the last %s (kube-state-metrics kube_pod_start_time); the burn alerts need at least %d in their long window.' % [startsWindow, cfg.podStartSLOMinStarts],
+                                 g.stat('Pod starts, last %s (burn alerts)' % startsWindow,
+                                        'Pods the kubelets started in the last %s, the longest window of the burn alerts (kube-state-metrics kube_pod_start_time), and how many of them a platform cause kept from starting. Not the %s SLO window of the SLI beside it: the burn alerts need at least %d starts in their long window, this is what the slowest one sees.' % [startsWindow, cfg.sloWindow, cfg.podStartSLOMinStarts],
                                         'short',
-                                        [g.target('cluster:kubecause_pod_starts:count%s{%s="$cluster"}' % [startsWindow, c.cl])],
+                                        [
+                                          g.target('cluster:kubecause_pod_starts:count%s{%s="$cluster"}' % [startsWindow, c.cl], 'starts'),
+                                          g.target('cluster:kubecause_pod_start_errors:count%s{%s="$cluster"}' % [startsWindow, c.cl], 'platform failures'),
+                                        ],
                                         w=8),
                                  g.timeseries('Pod-start burn rate',
                                               'Error ratio divided by the error budget (1 = spending exactly the budget). The alerts page at 14.4 (1h) and 6 (6h).',

@@ -309,3 +309,32 @@ func TestDashboardQueries(t *testing.T) {
 		}
 	}
 }
+
+// The overview and the hosted-mesh dashboard show namespaced objects: every query selects the
+// namespace variable (their series carry a namespace label; the discovery table reaches it
+// through its check's state). The SLO and exporter dashboards are cluster-wide.
+func TestDashboardNamespaceFilter(t *testing.T) {
+	ds := loadDashboards(t)
+	for _, file := range []string{"kubecause-overview.json", "kubecause-hosted-mesh.json"} {
+		d, ok := ds[file]
+		if !ok {
+			t.Fatalf("%s missing", file)
+		}
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				if !strings.Contains(tg.Expr, `namespace=~"$namespace`) {
+					t.Errorf("%s: panel %s: query ignores the namespace variable: %s", file, p.Title, tg.Expr)
+				}
+			}
+		}
+	}
+	for file, d := range ds {
+		found := false
+		for _, v := range d.Templating.List {
+			found = found || v.Name == "namespace"
+		}
+		if !found {
+			t.Errorf("%s: no namespace variable", file)
+		}
+	}
+}

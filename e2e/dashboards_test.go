@@ -71,7 +71,7 @@ func dashboardQueries(t *testing.T, dir string) []panelQuery {
 
 // TestDashboardQueries: with the seed scenarios (and a mismatching istiod-remote) playing, every
 // panel query of every generated dashboard returns data on the real Prometheus holding real
-// kubecause and kube-state-metrics series.
+// kubecause and kube-state-metrics series; the hosted-mesh panels follow the namespace variable.
 func TestDashboardQueries(t *testing.T) {
 	root, err := framework.RepoRoot()
 	check(t, err)
@@ -140,4 +140,34 @@ func TestDashboardQueries(t *testing.T) {
 		t.Errorf("panel query returned no data: %s", e)
 	}
 	t.Logf("dashboards: %d panel queries, %d with data", len(queries), len(queries)-len(empty))
+
+	// The hosted-mesh dashboard honours the namespace variable: every panel has data for the
+	// mesh's namespace and none for a namespace without mesh objects (S18's "logging").
+	for _, c := range []struct {
+		ns       string
+		wantData bool
+	}{{"istio-system", true}, {"logging", false}} {
+		vars := strings.NewReplacer("${namespace}", c.ns, "$namespace", c.ns)
+		n := 0
+		for _, q := range queries {
+			if q.dashboard != "kubecause-hosted-mesh.json" {
+				continue
+			}
+			n++
+			expr := grafanaVars.Replace(vars.Replace(q.expr))
+			v, err := s.Prometheus.API.Query(ctx, expr)
+			switch {
+			case err != nil:
+				t.Errorf("%s / %q with namespace %s: %v", q.dashboard, q.panel, c.ns, err)
+			case c.wantData && len(v) == 0:
+				t.Errorf("%s / %q: no data for namespace %s: %s", q.dashboard, q.panel, c.ns, expr)
+			case !c.wantData && len(v) > 0:
+				t.Errorf("%s / %q: data for namespace %s, which holds no mesh object: %s", q.dashboard, q.panel, c.ns, v)
+			}
+		}
+		if n == 0 {
+			t.Fatal("no hosted-mesh dashboard queries")
+		}
+		t.Logf("hosted-mesh dashboard with namespace %s: %d queries, data expected: %v", c.ns, n, c.wantData)
+	}
 }

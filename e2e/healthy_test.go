@@ -11,11 +11,11 @@ import (
 )
 
 // TestHealthyClusterFiresNothing: running pods with the kubelet's Normal Events, a bound PVC
-// and a LoadBalancer with an address, evaluated by every rule for a while: no alert reaches
-// the pager and no Warning occurrence is counted.
+// and a LoadBalancer with an address, evaluated by every rule for a while on Prometheus 2 and
+// on Prometheus 3: no alert reaches either pager and no Warning occurrence is counted.
 func TestHealthyClusterFiresNothing(t *testing.T) {
 	ctx := testContext(t)
-	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps", "istio-system"}})
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps", "istio-system"}, Prometheus3: true, InhibitRules: true})
 	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
 	for _, name := range []string{"web-0", "web-1"} {
 		p := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "apps", name, framework.PodOptions{Node: "worker-1"}))
@@ -32,6 +32,16 @@ func TestHealthyClusterFiresNothing(t *testing.T) {
 
 	promValue(t, s, `count(kube_pod_status_phase{namespace="apps",phase="Running"} == 1)`, 2)
 	alerts := firesNothing(ctx, t, s, "healthy cluster")
+	for _, pg := range s.Pagers[1:] {
+		if n := pg.Webhook.All(); len(n) != 0 {
+			t.Errorf("healthy cluster: the %s pager received %v", pg, n)
+		}
+		held, err := pg.Prometheus.API.Alerts(ctx)
+		check(t, err)
+		for _, a := range held {
+			t.Errorf("healthy cluster: %s holds %s alert %v", pg, a.State, a.Labels)
+		}
+	}
 	v := promZero(t, s, `sum(kubecause_events_total{type="Warning"})`)
 	// kubecause runs the GC at GOGC 25 unless GOGC is set (docs/performance.md).
 	gogc := promQuery(t, s, `max(go_gc_gogc_percent{job="kubecause"})`)

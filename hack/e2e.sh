@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}
 export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-assets}
-# Builds the control plane, kube-state-metrics and the kubelet once per version (cached), links the assets.
+# Builds the control plane, kube-state-metrics, Prometheus 3 and the kubelet once per version (cached), links the assets.
 bash hack/deps/20-e2e-tools.sh
+bash hack/deps/22-prometheus3.sh
 bash hack/deps/25-node-tools.sh
 if [ ! -x bin/kubecause ]; then
 	echo "bin/kubecause missing: building it (make build does the same with version stamps)"

@@ -1,5 +1,6 @@
 // Alertmanager inhibition rules: one page per incident. Written to
-// rules/generated/inhibit-rules.yaml; paste its inhibit_rules into alertmanager.yml (or an
+// rules/alertmanager/inhibit-rules.yaml (the inhibit_rules of alertmanager.yml) and
+// rules/alertmanager/alertmanagerconfig.yaml (the same rules as a prometheus-operator
 // AlertmanagerConfig). docs/alerts.md explains each rule and the group_by to use with them.
 local lib = import 'lib.libsonnet';
 
@@ -14,6 +15,21 @@ local lib = import 'lib.libsonnet';
   local nodePodAlerts = [cats[k].alert for k in std.objectFields(cats) if cats[k].kind == 'Pod' && !std.member(['eviction', 'scheduling'], k)],
   local nodeNotReady = if cfg.kubernetesMixinInstalled then 'KubeNodeNotReady' else 'KubecauseNodeNotReady',
   local re(names) = std.join('|', names),
+  // 'name=~"value"' as an AlertmanagerConfig matcher {name, matchType, value}.
+  local matcher(s) =
+    local i = [j for j in std.range(0, std.length(s) - 1) if s[j] == '=' || s[j] == '!'][0];
+    local op = if std.member(['~', '='], s[i + 1]) then s[i:i + 2] else '=';
+    { name: s[:i], matchType: op, value: s[i + std.length(op) + 1:std.length(s) - 1] },
+
+  // The same rules as the spec.inhibitRules of a prometheus-operator AlertmanagerConfig.
+  alertmanagerConfigInhibitRules:: [
+    {
+      sourceMatch: [matcher(m) for m in r.source_matchers],
+      targetMatch: [matcher(m) for m in r.target_matchers],
+      equal: r.equal,
+    }
+    for r in $.alertmanagerInhibitRules
+  ],
 
   alertmanagerInhibitRules:: [
     {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -89,6 +90,54 @@ func TestInhibitRules(t *testing.T) {
 						t.Errorf("inhibit rule %d compares label %s, which no firing test of %s shows", i, l, name)
 					}
 				}
+			}
+		}
+	}
+}
+
+// The AlertmanagerConfig (prometheus-operator) holds exactly the rules of inhibit-rules.yaml,
+// matcher by matcher, in the CRD's form.
+func TestInhibitRulesAlertmanagerConfig(t *testing.T) {
+	var plain inhibitFile
+	readYAML(t, filepath.Join("alertmanager", "inhibit-rules.yaml"), &plain)
+	type matcher struct {
+		Name, MatchType, Value string
+	}
+	var amc struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Spec       struct {
+			InhibitRules []struct {
+				SourceMatch []matcher `json:"sourceMatch"`
+				TargetMatch []matcher `json:"targetMatch"`
+				Equal       []string  `json:"equal"`
+			} `json:"inhibitRules"`
+		} `json:"spec"`
+	}
+	readYAML(t, filepath.Join("alertmanager", "alertmanagerconfig.yaml"), &amc)
+	if amc.APIVersion != "monitoring.coreos.com/v1alpha1" || amc.Kind != "AlertmanagerConfig" {
+		t.Fatalf("%s %s, want monitoring.coreos.com/v1alpha1 AlertmanagerConfig", amc.APIVersion, amc.Kind)
+	}
+	if len(amc.Spec.InhibitRules) != len(plain.InhibitRules) {
+		t.Fatalf("%d rules in the AlertmanagerConfig, %d in inhibit-rules.yaml", len(amc.Spec.InhibitRules), len(plain.InhibitRules))
+	}
+	str := func(ms []matcher) []string {
+		var out []string
+		for _, m := range ms {
+			switch m.MatchType {
+			case "=", "!=", "=~", "!~":
+			default:
+				t.Errorf("matcher %+v: matchType not one of = != =~ !~", m)
+			}
+			out = append(out, fmt.Sprintf("%s%s%q", m.Name, m.MatchType, m.Value))
+		}
+		return out
+	}
+	for i, r := range amc.Spec.InhibitRules {
+		p := plain.InhibitRules[i]
+		for _, c := range []struct{ got, want []string }{{str(r.SourceMatch), p.SourceMatchers}, {str(r.TargetMatch), p.TargetMatchers}, {r.Equal, p.Equal}} {
+			if strings.Join(c.got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("rule %d: AlertmanagerConfig %v, inhibit-rules.yaml %v", i, c.got, c.want)
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -150,16 +152,25 @@ type Prometheus struct {
 	API *PromAPI
 }
 
+// Prometheus3Bin is the Prometheus 3 server: $PROMETHEUS3_BIN, else what
+// hack/deps/22-prometheus3.sh built ($KUBECAUSE_CACHE/bin/prometheus3).
+func Prometheus3Bin() (string, error) {
+	if b := firstExecutable(os.Getenv("PROMETHEUS3_BIN"), filepath.Join(CacheDir(), "bin", "prometheus3")); b != "" {
+		return b, nil
+	}
+	return "", errors.New("missing binary prometheus3 (Prometheus 3): run hack/deps/22-prometheus3.sh (make deps) or set PROMETHEUS3_BIN")
+}
+
 // StartPrometheus writes prometheus.yml (1 s scrape and evaluation interval) and starts
-// Prometheus on listen ("" = a free port).
-func StartPrometheus(bin, workDir, logDir, listen string, cfg PrometheusConfig) (*Prometheus, error) {
+// Prometheus on listen ("" = a free port). name names its directory under workDir and its log.
+func StartPrometheus(name, bin, workDir, logDir, listen string, cfg PrometheusConfig) (*Prometheus, error) {
 	if listen == "" {
 		var err error
 		if listen, err = FreeAddr(); err != nil {
 			return nil, err
 		}
 	}
-	dir := filepath.Join(workDir, "prometheus")
+	dir := filepath.Join(workDir, name)
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return nil, err
 	}
@@ -194,7 +205,7 @@ func StartPrometheus(bin, workDir, logDir, listen string, cfg PrometheusConfig) 
 	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
 		return nil, err
 	}
-	p := NewProcess("prometheus", logDir, bin,
+	p := NewProcess(name, logDir, bin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+listen,
@@ -212,16 +223,37 @@ func StartPrometheus(bin, workDir, logDir, listen string, cfg PrometheusConfig) 
 	return pr, nil
 }
 
+// Version is the server's version (/api/v1/status/buildinfo), e.g. "2.42.0" or "3.15.0".
+func (p *Prometheus) Version() (string, error) {
+	resp, err := http.Get(p.URL("/api/v1/status/buildinfo"))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Version string `json:"version"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return "", fmt.Errorf("buildinfo: %w", err)
+	}
+	return body.Data.Version, nil
+}
+
 // StartAlertmanager starts Alertmanager on listen ("" = a free port), routing every alert to
 // webhookURL with resolved notifications, grouping per alert so each one is delivered at once.
-func StartAlertmanager(bin, workDir, logDir, listen, webhookURL string) (*Component, error) {
+// inhibitRules, when not empty, is a YAML document with a top-level inhibit_rules key (the
+// mixin's rules/alertmanager/inhibit-rules.yaml) appended to the configuration. name names its
+// directory under workDir and its log.
+func StartAlertmanager(name, bin, workDir, logDir, listen, webhookURL string, inhibitRules []byte) (*Component, error) {
 	if listen == "" {
 		var err error
 		if listen, err = FreeAddr(); err != nil {
 			return nil, err
 		}
 	}
-	dir := filepath.Join(workDir, "alertmanager")
+	dir := filepath.Join(workDir, name)
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return nil, err
 	}
@@ -236,12 +268,12 @@ receivers:
     webhook_configs:
       - url: %q
         send_resolved: true
-`, webhookURL)
+`, webhookURL) + string(inhibitRules)
 	cfgPath := filepath.Join(dir, "alertmanager.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	p := NewProcess("alertmanager", logDir, bin,
+	p := NewProcess(name, logDir, bin,
 		"--config.file="+cfgPath,
 		"--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+listen,

@@ -17,6 +17,9 @@ import (
 // controllers would, through the status subresource.
 type Objects struct {
 	Client kubernetes.Interface
+	// PodOwners, when set, returns the owner references CreatePod gives a pod (a test that
+	// creates the owning workload first, as its controller would own the pod).
+	PodOwners func(ctx context.Context, ns, pod string) ([]metav1.OwnerReference, error)
 }
 
 // PodSpec options for CreatePod.
@@ -46,6 +49,13 @@ func (o Objects) CreatePod(ctx context.Context, ns, name string, opt PodOptions)
 			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: "/mnt/" + v.Name})
 		}
 		p.Spec.Containers = append(p.Spec.Containers, ctr)
+	}
+	if o.PodOwners != nil {
+		owners, err := o.PodOwners(ctx, ns, name)
+		if err != nil {
+			return nil, fmt.Errorf("owner of pod %s/%s: %w", ns, name, err)
+		}
+		p.OwnerReferences = owners
 	}
 	created, err := o.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {

@@ -37,6 +37,13 @@ type StackOptions struct {
 	AlertmanagerListen string
 	// Cluster is the `cluster` label Prometheus adds to every scraped series ("" = "e2e").
 	Cluster string
+	// Prometheus3 adds a second alerting chain beside the Debian Prometheus 2: Prometheus 3
+	// (hack/deps/22-prometheus3.sh) with its own Alertmanager and webhook receiver, scraping the
+	// same targets and evaluating the same rule files. Stack.Pagers lists both chains.
+	Prometheus3 bool
+	// InhibitRules loads the mixin's inhibition rules (rules/alertmanager/inhibit-rules.yaml)
+	// into every Alertmanager, as docs/alerts.md tells users to.
+	InhibitRules bool
 	// RealNode adds kube-controller-manager, kube-scheduler and one real node (containerd,
 	// runc, CNI bridge, kubelet) with the test images imported, so Kubernetes writes the Events.
 	RealNode bool
@@ -60,14 +67,30 @@ type Stack struct {
 	// Registry is open, AuthRegistry needs basic auth; both hold the test image.
 	Registry, AuthRegistry *Registry
 	Kubecause              []*Kubecause
-	Prometheus             *Prometheus
-	Alertmanager           *Component
-	Webhook                *Webhook
+	// Prometheus, Alertmanager and Webhook are the first alerting chain (Prometheus 2);
+	// Pagers lists every chain, that one first (with Prometheus3 a second one).
+	Prometheus   *Prometheus
+	Alertmanager *Component
+	Webhook      *Webhook
+	Pagers       []*Pager
 	// OriginalFor maps alert names to the `for` of the mixin when MaxFor shortened it.
 	OriginalFor map[string]string
 	// StartupTime is how long StartStack took.
 	StartupTime time.Duration
 }
+
+// Pager is one alerting chain: a Prometheus evaluating the rules, its Alertmanager, and the
+// webhook receiver that records what a pager gets.
+type Pager struct {
+	// Name is "prometheus" (Prometheus 2 from Debian) or "prometheus3"; Version is what the
+	// server reports (e.g. "3.15.0").
+	Name, Version string
+	Prometheus    *Prometheus
+	Alertmanager  *Component
+	Webhook       *Webhook
+}
+
+func (p *Pager) String() string { return p.Name + " " + p.Version }
 
 func (s *Stack) logf(format string, args ...any) {
 	if s.Opts.Logf != nil {
@@ -150,13 +173,6 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		s.logf("%s ready at %s in %s", name, k.Addr, time.Since(t).Round(time.Millisecond))
 	}
 
-	if s.Webhook, err = StartWebhook(); err != nil {
-		return nil, err
-	}
-	if s.Alertmanager, err = StartAlertmanager(s.Bin.Alertmanager, o.WorkDir, s.LogDir, o.AlertmanagerListen, s.Webhook.URL); err != nil {
-		return nil, err
-	}
-
 	ruleFiles := o.RuleFiles
 	if ruleFiles == nil {
 		if ruleFiles, err = GeneratedRuleFiles(root); err != nil {
@@ -172,22 +188,53 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.OriginalFor = orig
-	pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: s.Alertmanager.Addr, RuleFiles: loaded, Cluster: o.Cluster}
-	for _, k := range s.Kubecause {
-		pc.KubecauseTargets = append(pc.KubecauseTargets, k.Addr)
+	var inhibit []byte
+	if o.InhibitRules {
+		if inhibit, err = os.ReadFile(filepath.Join(root, "rules", "alertmanager", "inhibit-rules.yaml")); err != nil {
+			return nil, err
+		}
 	}
-	t = time.Now()
-	if s.Prometheus, err = StartPrometheus(s.Bin.Prometheus, o.WorkDir, s.LogDir, o.PrometheusListen, pc); err != nil {
-		return nil, err
+	chains := []struct{ name, bin, promListen, amListen string }{{"prometheus", s.Bin.Prometheus, o.PrometheusListen, o.AlertmanagerListen}}
+	if o.Prometheus3 {
+		bin, err := Prometheus3Bin()
+		if err != nil {
+			return nil, err
+		}
+		chains = append(chains, struct{ name, bin, promListen, amListen string }{"prometheus3", bin, "", ""})
 	}
-	if err := s.Prometheus.API.WaitTargetsUp(ctx, 30*time.Second); err != nil {
-		return nil, err
+	for _, c := range chains {
+		t = time.Now()
+		pg := &Pager{Name: c.name}
+		s.Pagers = append(s.Pagers, pg)
+		if pg.Webhook, err = StartWebhook(); err != nil {
+			return nil, err
+		}
+		amName := strings.Replace(c.name, "prometheus", "alertmanager", 1)
+		if pg.Alertmanager, err = StartAlertmanager(amName, s.Bin.Alertmanager, o.WorkDir, s.LogDir, c.amListen, pg.Webhook.URL, inhibit); err != nil {
+			return nil, err
+		}
+		pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: pg.Alertmanager.Addr, RuleFiles: loaded, Cluster: o.Cluster}
+		for _, k := range s.Kubecause {
+			pc.KubecauseTargets = append(pc.KubecauseTargets, k.Addr)
+		}
+		if pg.Prometheus, err = StartPrometheus(c.name, c.bin, o.WorkDir, s.LogDir, c.promListen, pc); err != nil {
+			return nil, err
+		}
+		if pg.Version, err = pg.Prometheus.Version(); err != nil {
+			return nil, err
+		}
+		if len(s.Pagers) == 1 {
+			s.Prometheus, s.Alertmanager, s.Webhook = pg.Prometheus, pg.Alertmanager, pg.Webhook
+		}
+		if err := pg.Prometheus.API.WaitTargetsUp(ctx, 30*time.Second); err != nil {
+			return nil, fmt.Errorf("%s: %w", pg, err)
+		}
+		if err := checkRulesHealthy(ctx, pg.Prometheus, len(loaded) > 0, false); err != nil {
+			return nil, fmt.Errorf("%s: %w", pg, err)
+		}
+		s.logf("%s at %s (targets up, %d rule files, alert `for` capped at %s) and alertmanager at %s (inhibition rules: %v) in %s",
+			pg, pg.Prometheus.Addr, len(loaded), maxFor, pg.Alertmanager.Addr, o.InhibitRules, time.Since(t).Round(time.Millisecond))
 	}
-	if err := s.checkRulesHealthy(ctx, len(loaded) > 0); err != nil {
-		return nil, err
-	}
-	s.logf("prometheus at %s (targets up, %d rule files, alert `for` capped at %s) and alertmanager at %s in %s",
-		s.Prometheus.Addr, len(loaded), maxFor, s.Alertmanager.Addr, time.Since(t).Round(time.Millisecond))
 	s.StartupTime = time.Since(start)
 	return s, nil
 }
@@ -239,11 +286,17 @@ func (s *Stack) startRealNode(ctx context.Context) error {
 	return nil
 }
 
-// checkRulesHealthy waits until every rule has been evaluated once and none is unhealthy.
-func (s *Stack) checkRulesHealthy(ctx context.Context, expectRules bool) error {
+// checkRulesHealthy waits until every rule has been evaluated once and none is unhealthy. With
+// all, rules of groups with a long interval (the SLO windows' 1m) must have been evaluated too;
+// otherwise those are skipped while not evaluated yet.
+func checkRulesHealthy(ctx context.Context, p *Prometheus, expectRules, all bool) error {
 	var bad []string
-	err := Poll(ctx, 30*time.Second, func() (bool, error) {
-		groups, err := s.Prometheus.API.Rules(ctx)
+	timeout := 30 * time.Second
+	if all {
+		timeout = 2 * time.Minute
+	}
+	err := Poll(ctx, timeout, func() (bool, error) {
+		groups, err := p.API.Rules(ctx)
 		if err != nil {
 			return false, nil
 		}
@@ -257,8 +310,8 @@ func (s *Stack) checkRulesHealthy(ctx context.Context, expectRules bool) error {
 				case "ok":
 				case "unknown":
 					// Groups with a long interval (the SLO windows' 1m) are first evaluated up to
-					// that long after loading; their queries are checked by the tests that read them.
-					if g.Interval > 5*time.Second {
+					// that long after loading.
+					if !all && g.Interval > 5*time.Second {
 						continue
 					}
 					return false, nil
@@ -278,16 +331,39 @@ func (s *Stack) checkRulesHealthy(ctx context.Context, expectRules bool) error {
 	return nil
 }
 
+// RulesHealthy waits until every rule of every group (the 1m SLO groups too) of every pager's
+// Prometheus has been evaluated, and fails if any evaluation failed. It returns the number of
+// rules per pager.
+func (s *Stack) RulesHealthy(ctx context.Context) (map[string]int, error) {
+	n := map[string]int{}
+	for _, pg := range s.Pagers {
+		if err := checkRulesHealthy(ctx, pg.Prometheus, true, true); err != nil {
+			return n, fmt.Errorf("%s: %w", pg, err)
+		}
+		groups, err := pg.Prometheus.API.Rules(ctx)
+		if err != nil {
+			return n, err
+		}
+		for _, g := range groups {
+			n[pg.String()] += len(g.Rules)
+		}
+	}
+	return n, nil
+}
+
 // Stop stops every component (reverse order). Safe to call on a partial stack.
 func (s *Stack) Stop() {
-	if s.Prometheus != nil {
-		_ = s.Prometheus.Stop()
-	}
-	if s.Alertmanager != nil {
-		_ = s.Alertmanager.Stop()
-	}
-	if s.Webhook != nil {
-		_ = s.Webhook.Close()
+	for i := len(s.Pagers) - 1; i >= 0; i-- {
+		pg := s.Pagers[i]
+		if pg.Prometheus != nil {
+			_ = pg.Prometheus.Stop()
+		}
+		if pg.Alertmanager != nil {
+			_ = pg.Alertmanager.Stop()
+		}
+		if pg.Webhook != nil {
+			_ = pg.Webhook.Close()
+		}
 	}
 	for _, k := range s.Kubecause {
 		_ = k.Stop()

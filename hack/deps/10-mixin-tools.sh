@@ -37,7 +37,9 @@ ln -sfn "pint-$PINT_VERSION" "$bin/pint"
 # in a wrapper module (hack/tools/prometheus; go install refuses the module's replace directives).
 # Only promtool: the tests need no server and no web UI. Several minutes and ~3 GB of module cache
 # the first time.
-PROMETHEUS_VERSION=v0.315.0
+# The version is the wrapper module's requirement, shared with the Prometheus 3 server
+# (hack/deps/22-prometheus3.sh).
+PROMETHEUS_VERSION=$(awk '$1 == "github.com/prometheus/prometheus" { print $2 }' hack/tools/prometheus/go.mod)
 if [ ! -x "$bin/promtool-$PROMETHEUS_VERSION" ]; then
 	echo "building promtool (Prometheus 3) $PROMETHEUS_VERSION"
 	(cd hack/tools/prometheus && go build -o "$bin/promtool-$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/promtool)
