@@ -79,7 +79,10 @@ func (h *Problems) list(f Filter) (ProblemList, []string, []string) {
 	l := ProblemList{Time: now().UTC().Truncate(time.Second), Entries: len(all), Problems: []Problem{}}
 	nss, cs := map[string]bool{}, map[string]bool{}
 	for _, p := range all {
-		nss[p.Namespace], cs[p.Cause] = true, true
+		if p.Namespace != "" { // cluster-scoped objects (nodes): found by the text filter
+			nss[p.Namespace] = true
+		}
+		cs[p.Cause] = true
 		if !f.match(p) {
 			continue
 		}
@@ -180,7 +183,7 @@ func (p Problem) Ago() string { return p.lastSeenAgo }
 var problemsTmpl = template.Must(template.New("problems").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Live problems · kubecause</title><style>` + style + `</style></head>
-<body><nav><a href="runbooks/?lang={{.Lang}}">Runbooks</a><a href="{{.JSON}}">JSON</a></nav>
+<body class="wide"><nav><a href="runbooks/?lang={{.Lang}}">Runbooks</a><a href="{{.JSON}}">JSON</a></nav>
 <h1>Live problems</h1>
 <p>What the per-object view (<code>kubecause_object_events</code>) holds now: objects with a live
 Event, by reason and cause. As of {{.List.Time.Format "2006-01-02 15:04:05 UTC"}}: {{.List.Entries}} entries, {{.List.Matched}} shown by the filter{{if lt (len .Rows) .List.Matched}} (the first {{len .Rows}}; narrow the filter or use the JSON){{end}}.</p>

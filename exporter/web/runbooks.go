@@ -177,7 +177,7 @@ const style = `body{font-family:system-ui,sans-serif;max-width:62rem;margin:1rem
 nav{border-bottom:1px solid #ccc;padding-bottom:.4rem;margin-bottom:1rem}nav a{margin-right:1rem}
 pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}code{background:#f4f4f4;padding:0 .2rem}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:top}
-:target{background:#fff3b0}form input,form select{margin-right:.6rem}`
+:target{background:#fff3b0}body.wide{max-width:80rem}form input,form select{margin-right:.6rem}`
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="{{.Lang}}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
