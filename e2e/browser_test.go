@@ -249,6 +249,16 @@ func TestBrowserRunbooksAndProblems(t *testing.T) {
 	})
 	check(t, framework.WaitHTTP("http://"+addr+"/readyz", 60*time.Second, p))
 
+	// The landing page links both pages, under the external URL's path.
+	check(t, chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")))
+	hrefs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("a")].map(a => a.href)`))
+	check(t, err)
+	for _, want := range []string{base + "/problems", base + "/runbooks/"} {
+		if !slices.Contains(hrefs, want) {
+			t.Errorf("the landing page does not link %s: %q", want, hrefs)
+		}
+	}
+
 	start := time.Now()
 	nlinks, ndocs := 0, 0
 	count := func(l, d int) { nlinks, ndocs = nlinks+l, ndocs+d }

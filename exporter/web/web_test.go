@@ -168,6 +168,24 @@ func TestRunbookLinksAndIndex(t *testing.T) {
 	}
 }
 
+func TestRewriteLink(t *testing.T) {
+	for _, c := range []struct{ dir, dest, want string }{
+		{"runbooks", "kubecausepodevicted.md", "kubecausepodevicted?lang=en"},
+		{"runbooks", "kubecausenodepressure.md#diskpressure", "kubecausenodepressure?lang=en#diskpressure"},
+		{"runbooks", "zh/README.md", "./?lang=zh"},
+		{"runbooks", "../alerts.md", RepositoryDocs + "alerts.md"},
+		{"runbooks/zh", "kubecausepodevicted.md", "kubecausepodevicted?lang=zh"},
+		{"runbooks/zh", "../README.md", "./?lang=en"},
+		{"runbooks/zh", "../../causes.md#unknown", RepositoryDocs + "causes.md#unknown"},
+		{"runbooks", "#memory_limit_too_small", "#memory_limit_too_small"},
+		{"runbooks", "https://kubernetes.io/docs/", "https://kubernetes.io/docs/"},
+	} {
+		if got := rewriteLink(c.dir, c.dest); got != c.want {
+			t.Errorf("link %q in %s: %q, want %q", c.dest, c.dir, got, c.want)
+		}
+	}
+}
+
 // Raw HTML and script links in a runbook are not passed through.
 func TestRunbookEscaping(t *testing.T) {
 	fsys := fstest.MapFS{"runbooks/evil.md": {Data: []byte("# Evil <b>x</b>\n\n<script>alert(1)</script>\n\n" +
