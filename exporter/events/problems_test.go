@@ -40,3 +40,20 @@ func TestProblemsSnapshot(t *testing.T) {
 		t.Errorf("after the Events expired: %+v", got)
 	}
 }
+
+// BenchmarkProblems copies a full default-capped view (10,000 entries), under the engine's lock.
+func BenchmarkProblems(b *testing.B) {
+	h := newHarness(&testing.T{})
+	h.sync()
+	for _, ev := range viewEvents(10000) {
+		if err := h.src.Add(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := len(h.e.Problems()); n != 10000 {
+			b.Fatalf("%d entries", n)
+		}
+	}
+}
