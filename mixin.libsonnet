@@ -101,8 +101,17 @@
     // Language of the alerts' summaries and descriptions and of the runbook pages: 'en' | 'zh'.
     language: 'en',
     runbookLanguage: self.language,  // 'en' | 'zh'
-    runbookBaseURL: 'https://github.com/kubecause/kubecause/blob/main/docs/runbooks/',
-    runbookURLPattern: self.runbookBaseURL + (if self.runbookLanguage == 'zh' then 'zh/' else '') + '%s.md',
+    // The URL under which users reach kubecause (its --web.external-url, e.g.
+    // 'https://kubecause.example.com'): when set, runbook links point at the runbooks kubecause
+    // serves there (<url>/runbooks/<page>?lang=<runbookLanguage>), which air-gapped clusters reach.
+    kubecauseExternalURL: '',
+    runbookBaseURL: if self.kubecauseExternalURL != '' then std.rstripChars(self.kubecauseExternalURL, '/') + '/runbooks/'
+    else 'https://github.com/kubecause/kubecause/blob/main/docs/runbooks/',
+    runbookURLPattern: if self.kubecauseExternalURL != '' then self.runbookBaseURL + '%s?lang=' + self.runbookLanguage
+    else self.runbookBaseURL + (if self.runbookLanguage == 'zh' then 'zh/' else '') + '%s.md',
+    // The runbook index (the dashboards' "Runbooks" link).
+    runbookIndexURL: if self.kubecauseExternalURL != '' then self.runbookBaseURL + '?lang=' + self.runbookLanguage
+    else std.strReplace(self.runbookURLPattern, '%s.md', 'README.md'),
 
     // Dashboards.
     grafanaUIDPrefix: 'kubecause-',

@@ -39,7 +39,7 @@ local g = import 'lib/grafana.libsonnet';
                                               'short',
                                               [g.target('max by (alertname, severity, namespace, pod, node, workload, cause, persistentvolumeclaim, service) (ALERTS{alertname=~"Kubecause.*", alertstate="firing", %(cl)s="$cluster", namespace=~"$namespace|"})' % c, instant=true)],
                                               h=7,
-                                              links=[{ title: 'Runbooks', url: std.strReplace(cfg.runbookURLPattern, '%s.md', 'README.md'), targetBlank: true }]),
+                                              links=[{ title: 'Runbooks', url: cfg.runbookIndexURL, targetBlank: true }]),
                                       g.table('Nodes: live problems per node',
                                               'Pods with a live problem per node and cause: a node-level fault (full disk, CNI, runtime) shows as many pods of one node.',
                                               'short',

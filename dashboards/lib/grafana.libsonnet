@@ -16,7 +16,7 @@
       {
         title: 'Runbooks',
         type: 'link',
-        url: std.strReplace(cfg.runbookURLPattern, '%s.md', 'README.md'),
+        url: cfg.runbookIndexURL,
         targetBlank: true,
         icon: 'doc',
       },

@@ -39,6 +39,7 @@ import (
 	"github.com/kubecause/kubecause/exporter/events"
 	"github.com/kubecause/kubecause/exporter/explain"
 	"github.com/kubecause/kubecause/exporter/kube"
+	kcweb "github.com/kubecause/kubecause/exporter/web"
 )
 
 // writeTimeout bounds the time to write a response (a scrape of /metrics included).
@@ -66,6 +67,11 @@ type options struct {
 	explainUnknown  bool
 	memLimit        bool
 	memLimitRatio   float64
+
+	// --web.external-url, its path, and whether --runbook.url-pattern was given (pages.go).
+	externalURL       string
+	routePrefix       string
+	runbookPatternSet bool
 }
 
 func main() {
@@ -84,7 +90,8 @@ func run(args []string) int {
 	app.Flag("context", "Kubeconfig context to use.").StringVar(&o.kube.Context)
 	app.Flag("events.field-selector", "Server-side field selector for Events.").Default("type=Warning").StringVar(&o.fieldSelector)
 	app.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal, the PV controller a claim without StorageClass (FailedBinding), the node controller and the kubelet node conditions (NodeNotReady, NodeNotSchedulable, NodeHas…Pressure).").Default("SandboxChanged", "BackOff", "FailedBinding", "NodeNotReady", "NodeNotSchedulable", "NodeHasDiskPressure", "NodeHasInsufficientMemory", "NodeHasInsufficientPID").StringsVar(&o.normalReasons)
-	app.Flag("runbook.url-pattern", "Runbook URL pattern; %s is the runbook page.").Default(DefaultRunbookURLPattern).StringVar(&o.runbookPattern)
+	app.Flag("runbook.url-pattern", "Runbook URL pattern; %s is the runbook page.").Default(DefaultRunbookURLPattern).IsSetByUser(&o.runbookPatternSet).StringVar(&o.runbookPattern)
+	app.Flag("web.external-url", "The URL under which users reach kubecause (e.g. through a proxy). Runbook URLs then point at the runbooks kubecause serves there, unless --runbook.url-pattern is given; its path is the prefix of /runbooks/ and /problems.").StringVar(&o.externalURL)
 	app.Flag("auto-gomemlimit", "Set the Go memory limit (GOMEMLIMIT) to a share of the container's memory limit (cgroup), unless GOMEMLIMIT is set.").Default("true").BoolVar(&o.memLimit)
 	app.Flag("auto-gomemlimit.ratio", "Share of the container's memory limit given to the Go memory limit, in (0, 1].").Default("0.9").FloatVar(&o.memLimitRatio)
 	app.Flag("causes.file", "Cause table to use instead of the built-in one (docs/causes.md).").StringVar(&o.causesFile)
@@ -111,7 +118,9 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "kubecause: %v (try --help)\n", err)
 		return 2
 	}
-	if err := validateFlags(o, cmd == serve.FullCommand()); err != nil {
+	prefix, urlErr := externalURL(&o)
+	o.routePrefix = prefix
+	if err := errors.Join(urlErr, validateFlags(o, cmd == serve.FullCommand())); err != nil {
 		fmt.Fprintf(os.Stderr, "kubecause: invalid flags:\n%v\n", err)
 		return 2
 	}
@@ -165,7 +174,7 @@ func validateFlags(o options, serving bool) error {
 		fail("--auto-gomemlimit.ratio must be in (0, 1], not %g", o.memLimitRatio)
 	}
 	if serving {
-		if err := telemetryPath(o.metricsPath); err != nil {
+		if err := telemetryPath(o.metricsPath, o.routePrefix); err != nil {
 			fail("--web.telemetry-path %q: %v", o.metricsPath, err)
 		}
 		if o.maxSeries < 1 {
@@ -205,7 +214,7 @@ func validateFlags(o options, serving bool) error {
 
 // telemetryPath checks a --web.telemetry-path: an absolute URL path that the HTTP mux can serve
 // as given (no spaces, no wildcards) and that is not one of kubecause's own endpoints.
-func telemetryPath(p string) error {
+func telemetryPath(p, pagesPrefix string) error {
 	if !strings.HasPrefix(p, "/") {
 		return errors.New(`must begin with "/"`)
 	}
@@ -219,6 +228,11 @@ func telemetryPath(p string) error {
 	}
 	if slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")) {
 		return errors.New("is one of kubecause's own endpoints")
+	}
+	for _, page := range kcweb.Paths {
+		if page = pagesPrefix + page; p == page || strings.HasPrefix(p, page+"/") {
+			return fmt.Errorf("is under %s, one of kubecause's pages", page)
+		}
 	}
 	return nil
 }
@@ -406,17 +420,19 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	// Runbooks and live problems (exporter/web), under the path of --web.external-url.
+	pages := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern)
 	if o.metricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "kubecause",
 			Description: "Why Kubernetes pods are stuck: cause-labelled Event metrics and istiod-remote endpoint checks",
 			Version:     version.Info(),
 			Profiling:   "false", // no /debug/pprof handlers are served
-			Links: []web.LandingLinks{
+			Links: append([]web.LandingLinks{
 				{Address: o.metricsPath, Text: "Metrics"},
 				{Address: "/readyz", Text: "Readiness (initial Event list read)"},
 				{Address: "/healthz", Text: "Liveness"},
-			},
+			}, pages...),
 		})
 		if err != nil {
 			logger.Error("landing page", "err", err)

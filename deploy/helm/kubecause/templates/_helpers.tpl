@@ -100,7 +100,7 @@ as a list of maps. Files may hold several documents or a List.
 {{- define "kubecause.mixinObjects" -}}
 {{- $objs := list -}}
 {{- range $path, $_ := .Files.Glob "files/mixin/*.yaml" -}}
-{{- range $doc := regexSplit "(?m)^---\\s*$" ($.Files.Get $path) -1 -}}
+{{- range $doc := regexSplit "(?m)^---\\s*$" (include "kubecause.runbookLinks" (list $ ($.Files.Get $path))) -1 -}}
 {{- $o := fromYaml $doc -}}
 {{- if and $o (hasKey $o "kind") -}}
 {{- if hasKey $o "items" -}}

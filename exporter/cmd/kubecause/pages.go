@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/kubecause/kubecause/docs"
+	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/events"
+	kcweb "github.com/kubecause/kubecause/exporter/web"
+)
+
+// externalURL validates --web.external-url and, when it is set and --runbook.url-pattern is
+// not, points the runbook URLs at the runbooks kubecause serves there. It returns the route
+// prefix of kubecause's pages (the URL's path).
+func externalURL(o *options) (prefix string, err error) {
+	if o.externalURL == "" {
+		return "", nil
+	}
+	u, prefix, err := kcweb.ParseExternalURL(o.externalURL)
+	if err != nil {
+		return "", fmt.Errorf("--web.external-url %q: %v", o.externalURL, err)
+	}
+	if !o.runbookPatternSet {
+		o.runbookPattern = kcweb.RunbookPattern(u)
+	}
+	return prefix, nil
+}
+
+// registerPages serves the runbooks and the live problems under prefix and returns the landing
+// page's links to them.
+func registerPages(mux *http.ServeMux, prefix string, engine *events.Engine, table *causes.Table, pattern string) []web.LandingLinks {
+	runbooks := map[string]string{}
+	for _, c := range table.Causes() {
+		runbooks[c.Name] = causes.RunbookURL(pattern, c.Runbook)
+	}
+	kcweb.Register(mux, prefix, kcweb.NewRunbooks(docs.Runbooks), &kcweb.Problems{
+		Source:     engine.Problems,
+		RunbookURL: func(cause string) string { return runbooks[cause] },
+	})
+	return []web.LandingLinks{
+		{Address: prefix + "/problems", Text: "Live problems", Description: "objects with a live Event, their cause and runbook (also as JSON)"},
+		{Address: prefix + "/runbooks/", Text: "Runbooks", Description: "English and Chinese"},
+	}
+}

@@ -1,0 +1,35 @@
+package events
+
+import "time"
+
+// Problem is one entry of the per-object view (kubecause_object_events): an object with at least
+// one live Event of a reason and cause.
+type Problem struct {
+	Namespace, Kind, Name, Reason, Cause string
+	// Events is the number of live Events behind the entry, Occurrences what they recorded.
+	Events      int
+	Occurrences int64
+	// LastSeen is the newest occurrence (zero when unknown).
+	LastSeen time.Time
+}
+
+// Problems returns a copy of the per-object view as it is now, in no particular order. It holds
+// at most --object-view.max-series entries (the view's cap).
+func (e *Engine) Problems() []Problem {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Problem, 0, e.view.len())
+	for i := range e.view.entries {
+		en := &e.view.entries[i]
+		if en.born == 0 {
+			continue // a free slot
+		}
+		p := Problem{Namespace: en.key.namespace, Kind: en.key.kind, Name: en.key.name, Reason: en.key.reason,
+			Cause: en.key.cause, Events: int(en.events), Occurrences: en.occ}
+		if en.last > 0 {
+			p.LastSeen = time.Unix(en.last, 0).UTC()
+		}
+		out = append(out, p)
+	}
+	return out
+}
