@@ -22,7 +22,7 @@ build: ## the kubecause binary
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./exporter/cmd/kubecause
 
 unit: ## unit tests with the race detector
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Each fuzz target for a bounded time (FUZZTIME each); their seed corpora also run in `make unit`.
 FUZZTIME ?= 15s
