@@ -203,6 +203,9 @@ type Node struct {
 	StopTime time.Duration
 	// ManifestDir is the kubelet's staticPodPath.
 	ManifestDir string
+	// SmallDiskDir is the state root of the runtime handler SmallDiskRuntimeHandler: seed S10
+	// mounts a small tmpfs there and fills it (FillSmallDisk).
+	SmallDiskDir string
 	// RegistryHosts is containerd's registry config_path (hosts.toml per registry).
 	RegistryHosts string
 
@@ -246,6 +249,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 		CgroupRoot:    "/kubecause-" + id,
 		PodLogsDir:    filepath.Join(o.Dir, "pod-logs"),
 		ManifestDir:   filepath.Join(o.Dir, "manifests"),
+		SmallDiskDir:  filepath.Join(o.Dir, "small-disk"),
 		RegistryHosts: filepath.Join(o.Dir, "containerd", "certs.d"),
 		cluster:       c,
 		logDir:        o.LogDir,
@@ -259,7 +263,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 	if n.PodSubnet, n.subnetLock, err = reservePodSubnet(); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "kubelet", "manifests", "pod-logs"} {
+	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "kubelet", "manifests", "pod-logs", "small-disk"} {
 		if err := os.MkdirAll(filepath.Join(o.Dir, d), 0o755); err != nil {
 			return nil, err
 		}
@@ -348,6 +352,12 @@ state = %q
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         # runc's state beside containerd's, not in the host's /run/containerd/runc.
         Root = %q
+    # Seed S10: a runc whose state root is a full filesystem (SmallDiskDir), for one pod's
+    # RuntimeClass.
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s.options]
+        Root = %q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
@@ -356,7 +366,8 @@ state = %q
 `,
 		filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
 		n.Socket, n.Socket+".ttrpc", filepath.Join(n.Dir, "containerd", "opt"), sandboxImage,
-		filepath.Join(n.Dir, "containerd", "runc"), n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
+		filepath.Join(n.Dir, "containerd", "runc"),
+		SmallDiskRuntimeHandler, SmallDiskRuntimeHandler, filepath.Join(n.SmallDiskDir, "runc"), n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
 	path := filepath.Join(n.Dir, "containerd", "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return err
@@ -378,6 +389,46 @@ state = %q
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// The runtime handler (and the RuntimeClass of seed S10) whose data directory is SmallDiskDir.
+const (
+	SmallDiskRuntimeHandler = "runc-small-disk"
+	SmallDiskRuntimeClass   = "small-disk"
+)
+
+// FillSmallDisk mounts a 1 MiB tmpfs on SmallDiskDir and fills it, so the runtime handler
+// SmallDiskRuntimeHandler has no space left (seed S10). The machine's own disks are untouched.
+func (n *Node) FillSmallDisk() error {
+	if err := syscall.Mount("tmpfs", n.SmallDiskDir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=1m,mode=0755"); err != nil {
+		return fmt.Errorf("mounting a tmpfs on %s: %w", n.SmallDiskDir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(n.SmallDiskDir, "runc", "k8s.io"), 0o711); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(n.SmallDiskDir, "fill"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for i := 0; i < 64; i++ {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return nil
+			}
+			return err
+		}
+	}
+	return fmt.Errorf("%s: 4 MiB written to a 1 MiB tmpfs without ENOSPC", n.SmallDiskDir)
+}
+
+// FreeSmallDisk unmounts SmallDiskDir's tmpfs.
+func (n *Node) FreeSmallDisk() error {
+	if err := syscall.Unmount(n.SmallDiskDir, syscall.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmounting %s: %w", n.SmallDiskDir, err)
+	}
+	return nil
 }
 
 // TrustRegistry makes containerd reach host ("127.0.0.1:port") over plain HTTP.
