@@ -59,17 +59,15 @@ func TestRealNode(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.ID+"/resolves", func(t *testing.T) { realResolves(t, s, sc) })
 	}
-	// Scenarios that change the node for every pod: each played and checked alone, then fixed
-	// in reverse order, so their resolutions are awaited together.
+	// Scenarios that change the node for every pod: each played, checked and fixed alone; their
+	// resolutions are awaited together.
 	nodeScenarios := framework.RealNodeScenarios()
 	for _, sc := range nodeScenarios {
 		check(t, s.Cluster.EnsureNamespaces(ctx, sc.Namespace))
 		check(t, sc.Play(ctx, s))
 		t.Run(sc.ID+"/fires", func(t *testing.T) { realFires(t, s, sc) })
-	}
-	recordRealMessages(t, s)
-	for i := len(nodeScenarios) - 1; i >= 0; i-- {
-		check(t, nodeScenarios[i].Fix(ctx, s))
+		recordRealMessages(t, s)
+		check(t, sc.Fix(ctx, s))
 	}
 	for _, sc := range nodeScenarios {
 		t.Run(sc.ID+"/resolves", func(t *testing.T) { realResolves(t, s, sc) })
@@ -89,6 +87,9 @@ func realFires(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
 		}
 		checkExactCount(t, s, ev.Namespace, ev.InvolvedObject.Namespace, e.Reason)
 	}
+	for _, q := range sc.Queries {
+		promValue(t, s, q.Expr, q.Want)
+	}
 	expectAlertsFire(t, s, sc.Alerts)
 }
 
@@ -98,6 +99,9 @@ func realResolves(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
 		got, err := s.Webhook.WaitResolved(resolveTimeout, a.Match())
 		check(t, err)
 		t.Logf("%s: %v", sc.ID, got)
+	}
+	for _, q := range sc.Fixed {
+		promValue(t, s, q.Expr, q.Want)
 	}
 }
 

@@ -30,11 +30,17 @@ func InterestingNormal(reason string) bool {
 }
 
 // variable masks what differs between two runs of the same scenario: hex IDs, UUIDs, IP
-// addresses, ports, pod name suffixes and numbers.
-var variable = regexp.MustCompile(`[0-9a-f]{12,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+(\.\d+){3}(:\d+)?|-[a-z0-9]{5,10}(-[a-z0-9]{5})?\b|\d+`)
+// addresses, ports, the node's bridge name, pod name suffixes (also before the "_" of
+// "<pod>_<namespace>") and numbers.
+var variable = regexp.MustCompile(`[0-9a-f]{12,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+(\.\d+){3}(:\d+)?|kcbr[0-9a-f]{6}|-[a-z0-9]{5,10}(-[a-z0-9]{5})?(?:\b|_)|\d+`)
+
+// nodeCgroupRoot is the node's own cgroup root in cgroup paths ("/kubecause-<id>/kubepods/…"):
+// the same message as with the kubelet's default root ("/kubepods/…").
+var nodeCgroupRoot = regexp.MustCompile(`/kubecause-[0-9a-f]{6}/kubepods/`)
 
 func messageKey(m RealMessage) string {
-	return strings.Join([]string{m.Type, m.Reason, m.Component, m.Kind, variable.ReplaceAllString(m.Message, "#")}, "\x00")
+	msg := nodeCgroupRoot.ReplaceAllString(m.Message, "/kubepods/")
+	return strings.Join([]string{m.Type, m.Reason, m.Component, m.Kind, variable.ReplaceAllString(msg, "#")}, "\x00")
 }
 
 // DistinctMessages keeps the first message of each (type, reason, component, kind, masked text).

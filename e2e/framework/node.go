@@ -203,17 +203,21 @@ type Node struct {
 	StopTime time.Duration
 	// ManifestDir is the kubelet's staticPodPath.
 	ManifestDir string
+	// SmallDiskDir is the state root of the runtime handler SmallDiskRuntimeHandler: seed S10
+	// mounts a small tmpfs there and fills it (FillSmallDisk).
+	SmallDiskDir string
 	// RegistryHosts is containerd's registry config_path (hosts.toml per registry).
 	RegistryHosts string
 
-	cluster    *Cluster
-	logDir     string
-	containerd *Process
-	kubelet    *Process
-	kubeletCfg string
-	healthz    string
-	subnetLock *os.File
-	seenNetns  []string
+	cluster     *Cluster
+	logDir      string
+	containerd  *Process
+	kubelet     *Process
+	kubeletCfg  string
+	healthz     string
+	subnetLock  *os.File
+	seenNetns   []string
+	seenSockets []string
 }
 
 // NodeOptions configure StartNode.
@@ -245,6 +249,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 		CgroupRoot:    "/kubecause-" + id,
 		PodLogsDir:    filepath.Join(o.Dir, "pod-logs"),
 		ManifestDir:   filepath.Join(o.Dir, "manifests"),
+		SmallDiskDir:  filepath.Join(o.Dir, "small-disk"),
 		RegistryHosts: filepath.Join(o.Dir, "containerd", "certs.d"),
 		cluster:       c,
 		logDir:        o.LogDir,
@@ -258,7 +263,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 	if n.PodSubnet, n.subnetLock, err = reservePodSubnet(); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "kubelet", "manifests", "pod-logs"} {
+	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "kubelet", "manifests", "pod-logs", "small-disk"} {
 		if err := os.MkdirAll(filepath.Join(o.Dir, d), 0o755); err != nil {
 			return nil, err
 		}
@@ -347,6 +352,12 @@ state = %q
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         # runc's state beside containerd's, not in the host's /run/containerd/runc.
         Root = %q
+    # Seed S10: a runc whose state root is a full filesystem (SmallDiskDir), for one pod's
+    # RuntimeClass.
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s.options]
+        Root = %q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
@@ -355,7 +366,8 @@ state = %q
 `,
 		filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
 		n.Socket, n.Socket+".ttrpc", filepath.Join(n.Dir, "containerd", "opt"), sandboxImage,
-		filepath.Join(n.Dir, "containerd", "runc"), n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
+		filepath.Join(n.Dir, "containerd", "runc"),
+		SmallDiskRuntimeHandler, SmallDiskRuntimeHandler, filepath.Join(n.SmallDiskDir, "runc"), n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
 	path := filepath.Join(n.Dir, "containerd", "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return err
@@ -377,6 +389,46 @@ state = %q
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// The runtime handler (and the RuntimeClass of seed S10) whose data directory is SmallDiskDir.
+const (
+	SmallDiskRuntimeHandler = "runc-small-disk"
+	SmallDiskRuntimeClass   = "small-disk"
+)
+
+// FillSmallDisk mounts a 1 MiB tmpfs on SmallDiskDir and fills it, so the runtime handler
+// SmallDiskRuntimeHandler has no space left (seed S10). The machine's own disks are untouched.
+func (n *Node) FillSmallDisk() error {
+	if err := syscall.Mount("tmpfs", n.SmallDiskDir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=1m,mode=0755"); err != nil {
+		return fmt.Errorf("mounting a tmpfs on %s: %w", n.SmallDiskDir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(n.SmallDiskDir, "runc", "k8s.io"), 0o711); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(n.SmallDiskDir, "fill"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for i := 0; i < 64; i++ {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return nil
+			}
+			return err
+		}
+	}
+	return fmt.Errorf("%s: 4 MiB written to a 1 MiB tmpfs without ENOSPC", n.SmallDiskDir)
+}
+
+// FreeSmallDisk unmounts SmallDiskDir's tmpfs.
+func (n *Node) FreeSmallDisk() error {
+	if err := syscall.Unmount(n.SmallDiskDir, syscall.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmounting %s: %w", n.SmallDiskDir, err)
+	}
+	return nil
 }
 
 // TrustRegistry makes containerd reach host ("127.0.0.1:port") over plain HTTP.
@@ -496,10 +548,12 @@ func (n *Node) Versions(ctx context.Context) map[string]string {
 	return v
 }
 
-// Stop removes everything the node made, in an order that leaves nothing behind: the
-// kubelet, every container and sandbox (so the shims exit), containerd, mounts under Dir, the
-// CNI network namespaces and bridge, the container log links, and the node's cgroup tree.
-// Safe on a partial node.
+// Stop removes everything the node made, in an order that leaves nothing behind and takes
+// seconds however many containers crash-loop: the kubelet stops (nothing restarts a container),
+// every container and sandbox is killed at once through the node's cgroup tree, containerd stops
+// and the shims are killed (the runtime's records live in Dir and go with it), then mounts
+// under Dir, the sandboxes' network namespaces and the bridge, the container log links and the
+// cgroup tree are removed. Safe on a partial node.
 func (n *Node) Stop() {
 	defer liveNodes.Delete(n)
 	start := time.Now()
@@ -507,15 +561,20 @@ func (n *Node) Stop() {
 	if n.kubelet != nil {
 		_ = n.kubelet.Stop()
 	}
-	// The sandboxes' network namespaces, read from the runtime's bundles before they go.
-	netns := n.sandboxNetns()
-	if n.containerd != nil && n.containerd.Running() {
-		n.removeAllContainers()
+	// Read before the runtime goes: the sandboxes' network namespaces, the shims.
+	b := n.readBundles()
+	if n.CgroupRoot != "" {
+		killCgroupTree(n.CgroupRoot, 5*time.Second)
+	}
+	if n.containerd != nil {
 		_ = n.containerd.Stop()
 	}
-	n.killShims()
+	n.killShims(b.shimPIDs)
+	for _, sock := range b.shimSockets {
+		_ = os.Remove(sock)
+	}
 	unmountUnder(n.Dir)
-	n.removeNetwork(netns)
+	n.removeNetwork(b.netns)
 	n.removeLogLinks()
 	if n.CgroupRoot != "" {
 		removeCgroupRoot(n.CgroupRoot)
@@ -549,6 +608,11 @@ func (n *Node) Leftovers() []string {
 	for _, l := range n.logLinks() {
 		out = append(out, "log link "+l)
 	}
+	for _, sock := range n.seenSockets {
+		if _, err := os.Stat(sock); err == nil {
+			out = append(out, "shim socket "+sock)
+		}
+	}
 	return out
 }
 
@@ -557,47 +621,29 @@ func dirExists(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// removeAllContainers kills every task in the CRI namespace and deletes it, so the shims and
-// the network namespaces are released through the runtime first.
-func (n *Node) removeAllContainers() {
-	out, err := n.ctr("tasks", "list", "-q")
-	if err == nil {
-		for _, id := range strings.Fields(out) {
-			_, _ = n.ctr("tasks", "kill", "--signal", "SIGKILL", id)
-		}
-		for _, id := range strings.Fields(out) {
-			for i := 0; i < 50; i++ {
-				if _, err := n.ctr("tasks", "delete", "--force", id); err == nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+// killShims kills the containerd shims started for this node: the PIDs its bundles name, and
+// any process whose command line names this node's socket.
+func (n *Node) killShims(pids []int) {
+	for _, pid := range pids {
+		if pid > 1 && strings.Contains(cmdline(pid), "containerd-shim") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	if out, err := n.ctr("containers", "list", "-q"); err == nil {
-		for _, id := range strings.Fields(out) {
-			_, _ = n.ctr("containers", "delete", id)
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(p), "%d", &pid); err != nil {
+			continue
+		}
+		if cmd := cmdline(pid); strings.Contains(cmd, "containerd-shim") && strings.Contains(cmd, n.Socket) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }
 
-// killShims kills the containerd shims (and their containers) started for this node: their
-// command line names this node's socket.
-func (n *Node) killShims() {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		cmd := strings.ReplaceAll(string(b), "\x00", " ")
-		if strings.Contains(cmd, "containerd-shim") && strings.Contains(cmd, n.Socket) {
-			var pid int
-			if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid); err == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	}
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.ReplaceAll(string(b), "\x00", " ")
 }
 
 // unmountUnder lazily unmounts every mount point below dir, deepest first.
@@ -651,34 +697,52 @@ func unescapeMount(s string) string {
 // netnsDir is where the CNI (through containerd) pins the pods' network namespaces.
 const netnsDir = "/var/run/netns"
 
-// sandboxNetns reads the network namespaces of this node's containers from the OCI specs in
-// containerd's bundles (a sandbox's spec names the namespace the CRI made for it).
-func (n *Node) sandboxNetns() []string {
-	specs, _ := filepath.Glob(filepath.Join(n.Dir, "containerd", "state", "io.containerd.runtime.v2.task", "*", "*", "config.json"))
+// bundles is what Stop needs from containerd's task bundles (one per running container or
+// sandbox): the sandboxes' network namespaces (a sandbox's OCI spec names the one the CRI made
+// for it), the shims' PIDs and their sockets (a killed shim cannot remove its own).
+type bundles struct {
+	netns, shimSockets []string
+	shimPIDs           []int
+}
+
+func (n *Node) readBundles() bundles {
+	var b bundles
+	dirs, _ := filepath.Glob(filepath.Join(n.Dir, "containerd", "state", "io.containerd.runtime.v2.task", "*", "*"))
 	seen := map[string]bool{}
-	for _, p := range specs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
+	for _, dir := range dirs {
+		if data, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil {
+			var spec struct {
+				Linux struct {
+					Namespaces []struct{ Type, Path string } `json:"namespaces"`
+				} `json:"linux"`
+			}
+			if json.Unmarshal(data, &spec) == nil {
+				for _, ns := range spec.Linux.Namespaces {
+					if ns.Type == "network" && strings.HasPrefix(ns.Path, netnsDir+"/") && !seen[ns.Path] {
+						seen[ns.Path] = true
+						b.netns = append(b.netns, filepath.Base(ns.Path))
+					}
+				}
+			}
 		}
-		var spec struct {
-			Linux struct {
-				Namespaces []struct{ Type, Path string } `json:"namespaces"`
-			} `json:"linux"`
+		if data, err := os.ReadFile(filepath.Join(dir, "shim.pid")); err == nil {
+			var pid int
+			if _, err := fmt.Sscanf(string(data), "%d", &pid); err == nil {
+				b.shimPIDs = append(b.shimPIDs, pid)
+			}
 		}
-		if json.Unmarshal(b, &spec) != nil {
-			continue
-		}
-		for _, ns := range spec.Linux.Namespaces {
-			if ns.Type == "network" && strings.HasPrefix(ns.Path, netnsDir+"/") {
-				seen[filepath.Base(ns.Path)] = true
+		// "unix:///run/containerd/s/<hash>": only a socket in containerd's shim directory.
+		if data, err := os.ReadFile(filepath.Join(dir, "address")); err == nil {
+			sock := strings.TrimPrefix(strings.TrimSpace(string(data)), "unix://")
+			if strings.HasPrefix(sock, "/run/containerd/s/") && !seen[sock] {
+				seen[sock] = true
+				b.shimSockets = append(b.shimSockets, sock)
 			}
 		}
 	}
-	for name := range seen {
-		n.seenNetns = append(n.seenNetns, name)
-	}
-	return n.seenNetns
+	n.seenNetns = append(n.seenNetns, b.netns...)
+	n.seenSockets = append(n.seenSockets, b.shimSockets...)
+	return b
 }
 
 // removeNetwork deletes this node's network namespaces — the ones its sandboxes used, and any
@@ -830,11 +894,10 @@ func createCgroupRoot(name string) error {
 	return nil
 }
 
-// removeCgroupRoot kills what is left in the node's cgroup tree and removes the tree, leaves
-// first, in every hierarchy. Nothing outside the tree is touched.
-func removeCgroupRoot(name string) {
+// cgroupTree lists the directories of the node's cgroup tree in every hierarchy, leaves first.
+func cgroupTree(name string) []string {
 	if !strings.HasPrefix(name, "/kubecause-") {
-		return
+		return nil
 	}
 	var dirs []string
 	for _, mp := range cgroupMounts() {
@@ -846,15 +909,38 @@ func removeCgroupRoot(name string) {
 		})
 	}
 	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-	for _, d := range dirs {
-		b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
-		for _, f := range strings.Fields(string(b)) {
-			var pid int
-			if _, err := fmt.Sscanf(f, "%d", &pid); err == nil && pid > 1 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+	return dirs
+}
+
+// killCgroupTree sends SIGKILL to every process in the node's cgroup tree (its containers and
+// sandboxes; nothing else lives there) and waits up to timeout until the tree is empty.
+func killCgroupTree(name string, timeout time.Duration) {
+	dirs := cgroupTree(name)
+	deadline := time.Now().Add(timeout)
+	for {
+		alive := 0
+		for _, d := range dirs {
+			b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+			for _, f := range strings.Fields(string(b)) {
+				var pid int
+				if _, err := fmt.Sscanf(f, "%d", &pid); err == nil && pid > 1 {
+					alive++
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 		}
+		if alive == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// removeCgroupRoot kills what is left in the node's cgroup tree and removes the tree, leaves
+// first, in every hierarchy. Nothing outside the tree is touched.
+func removeCgroupRoot(name string) {
+	killCgroupTree(name, 2*time.Second)
+	dirs := cgroupTree(name)
 	// A killed process leaves its cgroup when it is reaped: retry briefly.
 	deadline := time.Now().Add(10 * time.Second)
 	for {

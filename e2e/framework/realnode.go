@@ -8,6 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -25,6 +27,15 @@ type RealScenario struct {
 	Expect []RealEvent
 	// Alerts must reach the pager (labels are a subset match) and resolve after Fix.
 	Alerts []ExpectedAlert
+	// Queries are what a user sees in Prometheus while the scenario is broken (each must reach
+	// its value) and after Fix (Fixed).
+	Queries, Fixed []PromExpect
+}
+
+// PromExpect is a PromQL expression and the value its single sample must take.
+type PromExpect struct {
+	Expr string
+	Want float64
 }
 
 // RealEvent is an Event a real component writes about Object in the scenario's namespace.
@@ -48,14 +59,14 @@ func RealScenarios() []RealScenario {
 	return []RealScenario{
 		realS1(), realS6(), realS11(), realCommandNotFound(), realS4(),
 		realS12NotFound(), realS12Auth(), realS12Unreachable(), realSchedulingCPU(), realSchedulingSelector(),
-		realS2(), realS3(), realS18(), realS5(), realS19(),
+		realS2(), realS3(), realS18(), realS5(), realS19(), realOOMKilled(), realS10(), realS7(),
 	}
 }
 
-// RealNodeScenarios change the node for every pod (its network, its kubelet): the test plays
-// them one at a time after the others.
+// RealNodeScenarios change the node for every pod (its network, its taints, its kubelet): the
+// test plays, checks and fixes them one at a time after the others.
 func RealNodeScenarios() []RealScenario {
-	return []RealScenario{realS13(), realS17()}
+	return []RealScenario{realSchedulingTaint(), realS13(), realS17()}
 }
 
 // pod is a pod of the test image on the real node's scheduler.
@@ -464,5 +475,174 @@ func realS17() RealScenario {
 		Expect: []RealEvent{{Kind: "Node", Object: "kubecause-node", Reason: "NodeNotReady", Cause: "node_not_ready"}},
 		Alerts: []ExpectedAlert{{Name: "KubecauseNodeNotReady", Labels: map[string]string{"node": "kubecause-node"},
 			Runbook: "kubecausenodenotready.md"}},
+	}
+}
+
+// OOMKilled: a container allocates more than its memory limit; the kernel kills it, the kubelet
+// restarts it and backs off. The kubelet writes no Event naming the OOM kill: the BackOff is
+// what kubecause sees, and the container's last state (kube-state-metrics) says OOMKilled.
+func realOOMKilled() RealScenario {
+	const ns, name = "real-oom", "eats-memory"
+	sc := podScenario("OOM", "memory limit exceeded, OOM-killed, crash loop", ns, name, func(_ *Stack, p *corev1.Pod) error {
+		c := container(p)
+		c.Args = []string{"-alloc-mib=64"}
+		c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi")}
+		return nil
+	}, "BackOff", "crash_loop_backoff", "KubecauseContainerFailing")
+	sc.Queries = []PromExpect{{Expr: fmt.Sprintf(`max(kube_pod_container_status_last_terminated_reason{namespace=%q,pod=%q,reason="OOMKilled"})`, ns, name), Want: 1}}
+	return sc
+}
+
+// S10: the runtime's data directory is full. The pod's RuntimeClass selects a runc whose state
+// root is SmallDiskDir, a 1 MiB tmpfs filled by the test, so the sandbox cannot be created;
+// every other pod's runtime is untouched.
+func realS10() RealScenario {
+	const ns, name = "real-s10", "runtime-disk-full"
+	sc := podScenario("S10", "runtime data directory full (no space left on device)", ns, name, func(_ *Stack, p *corev1.Pod) error {
+		p.Spec.RuntimeClassName = ptr(SmallDiskRuntimeClass)
+		return nil
+	}, "FailedCreatePodSandBox", "disk_full", "KubecausePodSandboxFailing")
+	create := sc.Play
+	sc.Play = func(ctx context.Context, s *Stack) error {
+		if err := s.Node.FillSmallDisk(); err != nil {
+			return err
+		}
+		if _, err := s.Cluster.Client.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: SmallDiskRuntimeClass}, Handler: SmallDiskRuntimeHandler}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return create(ctx, s)
+	}
+	del := sc.Fix
+	sc.Fix = func(ctx context.Context, s *Stack) error {
+		if err := del(ctx, s); err != nil {
+			return err
+		}
+		return s.Node.FreeSmallDisk()
+	}
+	return sc
+}
+
+// FailedScheduling from the real scheduler: the only node has a NoSchedule taint the pod does
+// not tolerate (running pods stay). Removing the taint lets the pod run.
+func realSchedulingTaint() RealScenario {
+	const ns, name = "real-sched-taint", "no-toleration"
+	taint := corev1.Taint{Key: "kubecause.io/e2e-maintenance", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+	setTaint := func(ctx context.Context, s *Stack, on bool) error {
+		return Poll(ctx, 30e9, func() (bool, error) {
+			node, err := s.Cluster.Client.CoreV1().Nodes().Get(ctx, s.Node.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			var taints []corev1.Taint
+			for _, t := range node.Spec.Taints {
+				if t.Key != taint.Key {
+					taints = append(taints, t)
+				}
+			}
+			if on {
+				taints = append(taints, taint)
+			}
+			node.Spec.Taints = taints
+			_, err = s.Cluster.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+			return err == nil, nil // a conflict with the kubelet's status update: retry
+		})
+	}
+	return RealScenario{
+		ID: "SCHED-TAINT", Title: "untolerated NoSchedule taint", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			if err := setTaint(ctx, s, true); err != nil {
+				return fmt.Errorf("tainting node %s: %w", s.Node.Name, err)
+			}
+			return createPod(ctx, s, pod(ns, name))
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			if err := setTaint(ctx, s, false); err != nil {
+				return fmt.Errorf("removing the taint of node %s: %w", s.Node.Name, err)
+			}
+			// Running before the next node scenario changes the node again.
+			return Poll(ctx, 90e9, func() (bool, error) {
+				p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+				return err == nil && p.Status.Phase == corev1.PodRunning, nil
+			})
+		},
+		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "FailedScheduling", Cause: "scheduling_taint_not_tolerated"}},
+		Alerts: []ExpectedAlert{podAlert("KubecausePodUnschedulable", ns, name, "scheduling_taint_not_tolerated")},
+		// Fixed: the pod was scheduled and runs.
+		Fixed: []PromExpect{{Expr: fmt.Sprintf(`max(kube_pod_status_phase{namespace=%q,pod=%q,phase="Running"})`, ns, name), Want: 1}},
+	}
+}
+
+// S7 with the EndpointSlice controller: on the mesh control-plane cluster the istiod-remote
+// endpoints must be the hosted istiod's pod IP. Broken: istiod-remote has no selector and a
+// static address (a TEST-NET-1 address, never contacted: the check compares, it does not dial).
+// Fixed as a user would: the Service selects the hosted istiod and the EndpointSlice controller
+// writes its real pod IP.
+func realS7() RealScenario {
+	const (
+		ns     = "istio-system"
+		meshID = "mesh1"
+		hosted = "istiod-" + meshID + "-hosted"
+		remote = "istiod-remote"
+		wrong  = "192.0.2.10"
+	)
+	sel := map[string]string{"app": hosted}
+	return RealScenario{
+		ID: "S7", Title: "istiod-remote endpoints: a static address instead of the hosted istiod's pod IP", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			tmpl := pod(ns, "", func(p *corev1.Pod) { p.Spec.Containers[0].Args = []string{"-listen=:15012"} })
+			d := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: hosted, Namespace: ns},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: ptr(int32(1)),
+					Selector: &metav1.LabelSelector{MatchLabels: sel},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: tmpl.Spec},
+				},
+			}
+			if _, err := s.Cluster.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			if _, err := s.Objects.CreateService(ctx, ns, hosted, false, sel, 15012, 15017); err != nil {
+				return err
+			}
+			if _, err := s.Objects.CreateService(ctx, ns, remote, false, nil, 15012, 15017); err != nil {
+				return err
+			}
+			_, err := s.Objects.ApplyEndpointSlice(ctx, ns, remote, []string{wrong}, 15012, 15017)
+			return err
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			slices := s.Cluster.Client.DiscoveryV1().EndpointSlices(ns)
+			list, err := slices.List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + remote})
+			if err != nil {
+				return err
+			}
+			for _, es := range list.Items {
+				if es.Labels[discoveryv1.LabelManagedBy] != "endpointslice-controller.k8s.io" {
+					if err := slices.Delete(ctx, es.Name, metav1.DeleteOptions{}); err != nil {
+						return err
+					}
+				}
+			}
+			svc, err := s.Cluster.Client.CoreV1().Services(ns).Get(ctx, remote, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			svc.Spec.Selector = sel
+			_, err = s.Cluster.Client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
+			return err
+		},
+		Alerts: []ExpectedAlert{{Name: "KubecauseIstiodRemoteEndpointsMismatch", Labels: map[string]string{"namespace": ns, "service": remote},
+			Runbook: "kubecauseistiodremoteendpointsmismatch.md"}},
+		Queries: []PromExpect{
+			{Expr: `max(kubecause_endpoints_discovery_info{check="istiod-remote",mesh_id="` + meshID + `",role="control-plane"})`, Want: 1},
+			{Expr: `max(kubecause_endpoints_match{namespace="istio-system",service="istiod-remote"})`, Want: 0},
+			{Expr: `count(kubecause_endpoints_wrong_address{service="istiod-remote",address="` + wrong + `",problem="unexpected"})`, Want: 2},
+		},
+		Fixed: []PromExpect{
+			{Expr: `max(kubecause_endpoints_match{namespace="istio-system",service="istiod-remote"})`, Want: 1},
+			// The address kubecause now sees is the pod's, written by the EndpointSlice controller.
+			{Expr: `count(kubecause_endpoints_wrong_address{service="istiod-remote"}) or vector(0)`, Want: 0},
+		},
 	}
 }

@@ -146,6 +146,9 @@ var goldens = []golden{
 	{"kubelet preempts for a critical pod", "Preempting", `Preempted in order to admit critical pod`, "evicted_other", "eviction.other"},
 	{"pod cgroup without pids (S17 kernel)", "FailedCreatePodContainer", `unable to ensure pod container exists: failed to create container for [kubepods burstable pod0f1e2d3c] : Failed to find subsystem mount for required subsystem: pids`, "sandbox_failed", "sandbox.other"},
 	{"taint manager", "TaintManagerEviction", `Marking for deletion Pod default/web-0`, "evicted_other", "eviction.other"},
+	// Written on the e2e real node (kubelet 1.35.4, containerd 1.6.20, runc 1.1.5).
+	{"runc state root full (S10, runc#3659)", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: unable to store init state: %!w(<nil>): unknown`, "disk_full", "sandbox.disk_full"},
+	{"runtime slow to kill", "ExceededGracePeriod", `Container runtime did not kill the pod within specified grace period.`, "runtime_timeout", "sandbox.kill_exceeded_grace_period"},
 
 	// ---- scheduling (S2)
 	{"insufficient cpu", "FailedScheduling", `0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},
