@@ -7,7 +7,8 @@ import (
 )
 
 // The exporter binary links no module that only tests and tools need: controller-runtime (envtest in
-// e2e) and kube-state-metrics (pinned for the dashboard tests) stay out of it, and so do the e2e packages.
+// e2e), kube-state-metrics (pinned for the dashboard tests) and go-containerregistry (the image tests
+// and the e2e registry) stay out of it, and so do the e2e packages.
 // (Package testing itself is linked: prometheus/common's expfmt imports github.com/pandatix/go-abnf, which
 // imports it outside its tests.)
 func TestBinaryLeavesTestModulesOut(t *testing.T) {
@@ -15,7 +16,7 @@ func TestBinaryLeavesTestModulesOut(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	forbidden := []string{"sigs.k8s.io/controller-runtime", "k8s.io/kube-state-metrics/v2"}
+	forbidden := []string{"sigs.k8s.io/controller-runtime", "k8s.io/kube-state-metrics/v2", "github.com/google/go-containerregistry"}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	for _, line := range lines {
 		pkg, mod, _ := strings.Cut(line, " ")

@@ -172,8 +172,18 @@ func TestNetworkPolicy(t *testing.T) {
 			for _, o := range nps {
 				var np networkingv1.NetworkPolicy
 				into(t, o, &np)
-				if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) == 0 {
-					t.Fatalf("%s: ingress %+v: want one rule with peers (no peers admits every source)", o.ID(), np.Spec.Ingress)
+				if len(np.Spec.Ingress) == 0 || len(np.Spec.Ingress[0].From) == 0 {
+					t.Fatalf("%s: ingress %+v: want a first rule with peers (no peers admits every source)", o.ID(), np.Spec.Ingress)
+				}
+				// Any further rule is the health port's, open to every source: the kubelet's
+				// probes come from the node. It must admit that port and no other.
+				for _, rule := range np.Spec.Ingress[1:] {
+					if len(rule.From) != 0 || len(rule.Ports) != 1 || rule.Ports[0].Port == nil || rule.Ports[0].Port.String() != "health" {
+						t.Errorf("%s: ingress rule %+v: want only the health port", o.ID(), rule)
+					}
+				}
+				if len(np.Spec.Ingress[0].Ports) != 1 || np.Spec.Ingress[0].Ports[0].Port.String() != "http" {
+					t.Errorf("%s: first rule's ports %+v, want the metrics port only", o.ID(), np.Spec.Ingress[0].Ports)
 				}
 				for i, p := range np.Spec.Ingress[0].From {
 					if p.PodSelector == nil && p.NamespaceSelector == nil && p.IPBlock == nil {
@@ -190,5 +200,59 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	if _, err := HelmTemplate("monitoring", "--set", "networkPolicy.enabled=true", "--set-json", "networkPolicy.from=[{}]"); err == nil {
 		t.Errorf("networkPolicy.from=[{}] (every source) was accepted")
+	}
+}
+
+// TestHealthPort: by default the probes use the plain-HTTP health listener (no TLS, no headers)
+// even with TLS and basic auth on the main port, and the NetworkPolicy lets them in; with
+// web.healthPort=0 they use the main port with its scheme and probes.httpHeaders.
+func TestHealthPort(t *testing.T) {
+	auth := []string{"--set", "web.tls=true", "--set", "networkPolicy.enabled=true",
+		"--set-json", `web.config={"basic_auth_users":{"prometheus":"$2y$10$x"}}`,
+		"--set-json", `probes.httpHeaders=[{"name":"Authorization","value":"Basic cHJvYmU6eA=="}]`}
+	objs, err := HelmTemplate("monitoring", auth...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := deployment(t, objs).Spec.Template.Spec.Containers[0]
+	if !slices.Contains(c.Args, "--web.health-listen-address=:9738") {
+		t.Errorf("args %v: no --web.health-listen-address=:9738", c.Args)
+	}
+	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "health" && p.ContainerPort == 9738 }) {
+		t.Errorf("ports %+v: no port health 9738", c.Ports)
+	}
+	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if g := p.HTTPGet; g == nil || g.Port.String() != "health" || g.Scheme != corev1.URISchemeHTTP || len(g.HTTPHeaders) != 0 {
+			t.Errorf("%s probe %+v: want plain HTTP on port health without headers", name, p.HTTPGet)
+		}
+	}
+	var np networkingv1.NetworkPolicy
+	into(t, find(objs, "NetworkPolicy")[0], &np)
+	if !slices.ContainsFunc(np.Spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool {
+		return len(r.From) == 0 && len(r.Ports) == 1 && r.Ports[0].Port.String() == "health"
+	}) {
+		t.Errorf("NetworkPolicy ingress %+v: the probes cannot reach the health port", np.Spec.Ingress)
+	}
+
+	objs, err = HelmTemplate("monitoring", append(auth, "--set", "web.healthPort=0")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = deployment(t, objs).Spec.Template.Spec.Containers[0]
+	if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--web.health-listen-address") }) || len(c.Ports) != 1 {
+		t.Errorf("web.healthPort=0: args %v, ports %+v; want no health listener", c.Args, c.Ports)
+	}
+	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if g := p.HTTPGet; g == nil || g.Port.String() != "http" || g.Scheme != corev1.URISchemeHTTPS || len(g.HTTPHeaders) != 1 {
+			t.Errorf("web.healthPort=0: %s probe %+v: want HTTPS on port http with the Authorization header", name, p.HTTPGet)
+		}
+	}
+	into(t, find(objs, "NetworkPolicy")[0], &np)
+	if len(np.Spec.Ingress) != 1 {
+		t.Errorf("web.healthPort=0: NetworkPolicy ingress %+v, want the metrics rule only", np.Spec.Ingress)
+	}
+
+	if _, err := HelmTemplate("monitoring", "--set", "web.healthPort=9737"); err == nil {
+		t.Errorf("web.healthPort equal to web.port was accepted")
 	}
 }

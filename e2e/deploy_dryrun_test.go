@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -340,15 +341,21 @@ func TestDeployInstallRun(t *testing.T) {
 	run := func(t *testing.T, dirName string, wantChecks bool) {
 		objs := must[[]deploy.Object](t)(deploy.KustomizeBuild(dirName))
 		var args []string
-		var ns, sa string
+		var ns, sa, healthAddr string
 		for _, o := range objs {
 			check(t, a.apply(ctx, o, false))
 			if o.Kind() == "Deployment" {
 				u := &unstructured.Unstructured{Object: o}
 				containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 				for _, x := range containers[0].(map[string]any)["args"].([]any) {
-					// StartKubecause listens on a free port of 127.0.0.1 instead, and logs at debug level.
-					if s := x.(string); !strings.HasPrefix(s, "--web.listen-address=") && !strings.HasPrefix(s, "--log.level=") {
+					// StartKubecause listens on a free port of 127.0.0.1 instead, and logs at debug level;
+					// the health listener (the probes' port) moves to a free port of 127.0.0.1 too.
+					s := x.(string)
+					switch {
+					case strings.HasPrefix(s, "--web.health-listen-address="):
+						healthAddr = must[string](t)(framework.FreeAddr())
+						args = append(args, "--web.health-listen-address="+healthAddr)
+					case !strings.HasPrefix(s, "--web.listen-address=") && !strings.HasPrefix(s, "--log.level="):
 						args = append(args, s)
 					}
 				}
@@ -366,6 +373,9 @@ func TestDeployInstallRun(t *testing.T) {
 		if !slices.Contains(args, want) {
 			t.Fatalf("args %v lack %s", args, want)
 		}
+		if healthAddr == "" {
+			t.Fatalf("args %v lack --web.health-listen-address (the probes' port)", args)
+		}
 
 		// A kubeconfig that acts as the ServiceAccount, as the pod's token would.
 		kc := must[*clientcmdapi.Config](t)(clientcmd.LoadFromFile(c.KubeconfigPath))
@@ -381,6 +391,17 @@ func TestDeployInstallRun(t *testing.T) {
 			t.Fatalf("kubecause under the ServiceAccount %s/%s did not become ready: %v", ns, sa, err)
 		}
 		defer func() { _ = k.Stop() }()
+		// What the kubelet's probes ask: plain HTTP on the health listener, no credentials.
+		for _, path := range []string{"/readyz", "/healthz"} {
+			resp, err := http.Get("http://" + healthAddr + path)
+			if err != nil {
+				t.Fatalf("health listener %s: %v", path, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("health listener %s: %d, want 200", path, resp.StatusCode)
+			}
+		}
 		fams := must[map[string]*dto.MetricFamily](t)(k.Metrics())
 		if _, ok := fams["kubecause_build_info"]; !ok {
 			t.Errorf("no kubecause_build_info")

@@ -27,7 +27,9 @@ import (
 
 // TestMetricsTLSAndBasicAuth: /metrics behind exporter-toolkit's web configuration, as the chart
 // mounts it — TLS with a certificate for 127.0.0.1 and a basic-auth user. Without credentials, with
-// a wrong password and over plain HTTP nothing is served; with them, the metrics are.
+// a wrong password and over plain HTTP nothing is served; with them, the metrics are. The health
+// listener (--web.health-listen-address, the chart's probes) answers /healthz and /readyz over
+// plain HTTP without credentials, and nothing else.
 func TestMetricsTLSAndBasicAuth(t *testing.T) {
 	bins, err := framework.FindBinaries(true)
 	check(t, err)
@@ -47,7 +49,10 @@ func TestMetricsTLSAndBasicAuth(t *testing.T) {
 	}
 	addr, err := framework.FreeAddr()
 	check(t, err)
+	healthAddr, err := framework.FreeAddr()
+	check(t, err)
 	p := framework.NewProcess("kubecause", dir, bins.Kubecause, "--web.listen-address="+addr,
+		"--web.health-listen-address="+healthAddr,
 		"--kubeconfig="+cluster.KubeconfigPath, "--web.config.file="+filepath.Join(dir, "web.yml"))
 	check(t, p.Start())
 	t.Cleanup(func() { _ = p.Stop() })
@@ -72,7 +77,39 @@ func TestMetricsTLSAndBasicAuth(t *testing.T) {
 		return resp.StatusCode, string(body), err
 	}
 
+	// The health listener answers the probes over plain HTTP without credentials (what the chart's
+	// probes do): /readyz turns 200 once the initial list is read.
+	plain := &http.Client{Timeout: 5 * time.Second}
+	getHealth := func(path string) (int, string, error) {
+		resp, err := plain.Get("http://" + healthAddr + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), err
+	}
 	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, _, err := getHealth("/readyz")
+		if err == nil && code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health listener: /readyz %d %v, want 200 without credentials (log %s)", code, err, p.LogPath)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, body, err := getHealth("/healthz"); err != nil || code != http.StatusOK || body != "ok\n" {
+		t.Fatalf("health listener: /healthz %d %q %v, want 200 ok without credentials", code, body, err)
+	}
+	// It serves nothing else: no metrics, no landing page, no profiling.
+	for _, path := range []string{"/metrics", "/", "/debug/pprof/"} {
+		if code, body, err := getHealth(path); err != nil || code != http.StatusNotFound {
+			t.Fatalf("health listener: %s %d %v, want 404\n%.200s", path, code, err, body)
+		}
+	}
+
 	for {
 		code, _, err := get("https", "/readyz", "prometheus", "s3cret")
 		if err == nil && code == http.StatusOK {
@@ -96,7 +133,7 @@ func TestMetricsTLSAndBasicAuth(t *testing.T) {
 	if err != nil || code != http.StatusOK || !strings.Contains(body, "kubecause_build_info") || !strings.Contains(body, "kubecause_synced 1") {
 		t.Fatalf("/metrics with credentials: %d %v\n%.400s", code, err, body)
 	}
-	t.Logf("TLS + basic auth on %s: 401 without and with a wrong password, plain HTTP refused, %d bytes of metrics with credentials", addr, len(body))
+	t.Logf("TLS + basic auth on %s: 401 without and with a wrong password, plain HTTP refused, %d bytes of metrics with credentials; health on %s: 200 without credentials, 404 elsewhere", addr, len(body), healthAddr)
 }
 
 // selfSigned makes a certificate for 127.0.0.1, valid for an hour.

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -67,6 +70,8 @@ type options struct {
 	explainUnknown  bool
 	memLimit        bool
 	memLimitRatio   float64
+	healthAddress   string   // --web.health-listen-address
+	listenAddresses []string // --web.listen-address
 
 	// --web.external-url, its path, and whether --runbook.url-pattern was given (pages.go).
 	externalURL       string
@@ -96,8 +101,13 @@ func run(args []string) int {
 	app.Flag("auto-gomemlimit.ratio", "Share of the container's memory limit given to the Go memory limit, in (0, 1].").Default("0.9").FloatVar(&o.memLimitRatio)
 	app.Flag("causes.file", "Cause table to use instead of the built-in one (docs/causes.md).").StringVar(&o.causesFile)
 
-	serve := app.Command("run", "Run the exporter (default).").Default()
+	// The exporter's flags are the application's own, so `kubecause --help` lists them and
+	// `kubecause --web.listen-address=…` runs the exporter. The run command is kept (and is the
+	// default) so that `kubecause run …` still works; explain has flags of its own.
+	runCmd := app.Command("run", "Run the exporter (the default command; it takes the flags above).").Default()
+	serve := app
 	webFlags := webflag.AddFlags(serve, ":9737")
+	serve.Flag("web.health-listen-address", "Address of a second, plain-HTTP listener serving only /healthz and /readyz, for probes that need no credentials when --web.config.file sets TLS or basic auth (e.g. :9738). Default: none.").PlaceHolder("HOST:PORT").StringVar(&o.healthAddress)
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.namespaces)
 	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
@@ -118,9 +128,10 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "kubecause: %v (try --help)\n", err)
 		return 2
 	}
+	o.listenAddresses = *webFlags.WebListenAddresses
 	prefix, urlErr := externalURL(&o)
 	o.routePrefix = prefix
-	if err := errors.Join(urlErr, validateFlags(o, cmd == serve.FullCommand())); err != nil {
+	if err := errors.Join(urlErr, validateFlags(o, cmd == runCmd.FullCommand())); err != nil {
 		fmt.Fprintf(os.Stderr, "kubecause: invalid flags:\n%v\n", err)
 		return 2
 	}
@@ -183,6 +194,11 @@ func validateFlags(o options, serving bool) error {
 		if o.maxObjectSeries < 1 {
 			fail("--object-view.max-series must be at least 1, not %d", o.maxObjectSeries)
 		}
+		if o.healthAddress != "" {
+			if err := healthAddress(o.healthAddress, o.listenAddresses); err != nil {
+				fail("--web.health-listen-address %q: %v", o.healthAddress, err)
+			}
+		}
 	}
 	if !utf8.ValidString(o.runbookPattern) {
 		fail("--runbook.url-pattern %q is not valid UTF-8", o.runbookPattern)
@@ -235,6 +251,34 @@ func telemetryPath(p, pagesPrefix string) error {
 		}
 	}
 	return nil
+}
+
+// healthAddress checks a --web.health-listen-address: host:port with a numeric port, not the port
+// of a --web.listen-address on an overlapping host (the second listener would fail to bind).
+func healthAddress(addr string, listen []string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("not host:port (e.g. :9738): %w", err)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	for _, l := range listen {
+		lhost, lport, err := net.SplitHostPort(l)
+		if err != nil || lport != port {
+			continue
+		}
+		if host == lhost || wildcardHost(host) || wildcardHost(lhost) {
+			return fmt.Errorf("the port of --web.listen-address %q: the health listener needs a port of its own", l)
+		}
+	}
+	return nil
+}
+
+// wildcardHost says whether a listen host stands for every address.
+func wildcardHost(h string) bool {
+	ip := net.ParseIP(h)
+	return h == "" || (ip != nil && ip.IsUnspecified())
 }
 
 func loadTable(path string) (*causes.Table, string, error) {
@@ -406,20 +450,31 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		"causes_table", table.Version(), "causes_source", tableSource,
 		"field_selectors", selectors, "namespaces", o.namespaces)
 
+	// The health listener is bound before the main one, so that a bad address ends the start at once.
+	var health *http.Server
+	errc := make(chan error, 2)
+	if o.healthAddress != "" {
+		ln, err := net.Listen("tcp", o.healthAddress)
+		if err != nil {
+			logger.Error("cannot listen on --web.health-listen-address", "address", o.healthAddress, "err", err)
+			return 1
+		}
+		health = &http.Server{Handler: healthMux(engine.Synced), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		logger.Info("serving /healthz and /readyz without TLS or authentication", "address", ln.Addr().String())
+		go func() {
+			if err := health.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("health listener: %w", err)
+			}
+		}()
+	}
+
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, events.Handler(reg, engine, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
 		Timeout:       30 * time.Second,
 	}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !engine.Synced() {
-			http.Error(w, "initial list of Events not read yet\n", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	addHealthHandlers(mux, engine.Synced)
 	// Runbooks and live problems (exporter/web), under the path of --web.external-url.
 	pages := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern)
 	if o.metricsPath != "/" {
@@ -443,7 +498,6 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	// WriteTimeout ends a response that a stalled reader does not take: the scrape fails visibly
 	// (events.Handler aborts it) and holds nothing of kubecause's past it.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute}
-	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
 	select {
 	case err := <-errc:
@@ -456,20 +510,51 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		if health != nil {
+			_ = health.Shutdown(sctx)
+		}
 	}
 	return 0
+}
+
+// addHealthHandlers registers /healthz (liveness: the process serves HTTP; it does not depend on
+// the API server) and /readyz (200 once the initial list of Events is read).
+func addHealthHandlers(mux *http.ServeMux, synced func() bool) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !synced() {
+			http.Error(w, "initial list of Events not read yet\n", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+// healthMux is the handler of --web.health-listen-address: /healthz and /readyz, nothing else
+// (every other path is 404), since that listener has neither TLS nor authentication.
+func healthMux(synced func() bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	addHealthHandlers(mux, synced)
+	return mux
 }
 
 // setMemoryLimit sets the Go memory limit to ratio × the limit the provider reports (the
 // container's cgroup limit), as Prometheus does with --auto-gomemlimit: near the container's
 // limit the GC works harder instead of letting the process be OOM-killed — at a restart during
-// an event storm, say. A GOMEMLIMIT set by the user, or no limit at all, leaves it alone.
+// an event storm, say. A GOMEMLIMIT set by the user, or no limit at all, leaves it alone; the
+// library's AUTOMEMLIMIT variable (a ratio, or "off") overrides the ratio.
 // It returns the limit set (0 when none).
 func setMemoryLimit(ratio float64, provider memlimit.Provider, logger *slog.Logger) int64 {
-	limit, err := memlimit.SetGoMemLimitWithOpts(memlimit.WithRatio(ratio), memlimit.WithProvider(provider),
+	limit, err := memlimit.Set(memlimit.WithRatio(ratio), memlimit.WithProvider(provider),
 		memlimit.WithLogger(logger.With("component", "automemlimit")))
 	if err != nil {
 		logger.Warn("could not set the Go memory limit from the container's", "err", err)
+		return 0
+	}
+	// Set reports the limit in force even when it set none: with GOMEMLIMIT or AUTOMEMLIMIT=off
+	// in the environment it leaves the limit alone, and a provider without a limit (no cgroup
+	// limit) gives math.MaxInt64, Go's default of no limit.
+	if _, userSet := os.LookupEnv("GOMEMLIMIT"); userSet || os.Getenv("AUTOMEMLIMIT") == "off" || limit == math.MaxInt64 {
 		return 0
 	}
 	return limit

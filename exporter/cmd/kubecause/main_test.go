@@ -2,10 +2,16 @@ package main
 
 import (
 	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +52,13 @@ func TestMemoryLimitFollowsTheContainer(t *testing.T) {
 	got := setMemoryLimit(0.9, memlimit.Limit(200<<20), logger)
 	if want := int64(0.9 * (200 << 20)); got != want || debug.SetMemoryLimit(-1) != want {
 		t.Fatalf("limit set %d (runtime: %d), want %d", got, debug.SetMemoryLimit(-1), want)
+	}
+
+	// No limit in the container (outside one, say): none is set, the runtime has none.
+	debug.SetMemoryLimit(prev)
+	noLimit := func() (uint64, error) { return 0, memlimit.ErrNoLimit }
+	if got := setMemoryLimit(0.9, noLimit, logger); got != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Fatalf("without a container limit: limit set %d (runtime %d), want none", got, debug.SetMemoryLimit(-1))
 	}
 
 	debug.SetMemoryLimit(prev)
@@ -154,6 +167,135 @@ func TestCauseFileIsBounded(t *testing.T) {
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatalf("--causes.file=%s: no answer after 30 s", path)
+		}
+	}
+}
+
+// TestHelpListsTheExporterFlags: `kubecause --help` shows the exporter's flags (they are the
+// application's, not hidden under the run command), the web flags of exporter-toolkit included.
+func TestHelpListsTheExporterFlags(t *testing.T) {
+	help := helpOutput(t, "--help")
+	for _, flag := range []string{
+		"--web.listen-address", "--web.config.file", "--web.telemetry-path", "--web.health-listen-address",
+		"--events.namespace", "--events.exclude-namespace", "--events.field-selector", "--events.normal-reason",
+		"--events.max-series", "--object-view.max-series", "--endpoint-checks.config", "--endpoint-checks.enabled",
+		"--config.check", "--causes.file", "--runbook.url-pattern", "--kubeconfig", "--log.level", "--auto-gomemlimit",
+	} {
+		if !strings.Contains(help, flag+"=") && !strings.Contains(help, "--[no-]"+strings.TrimPrefix(flag, "--")) {
+			t.Errorf("kubecause --help does not list %s:\n%s", flag, help)
+		}
+	}
+	for _, cmd := range []string{"explain", "run"} {
+		if !strings.Contains(help, "\n"+cmd) {
+			t.Errorf("kubecause --help does not list the %s command", cmd)
+		}
+	}
+	// explain's help lists its own flags.
+	ex := helpOutput(t, "explain", "--help")
+	for _, flag := range []string{"--file=", "--output=", "--[no-]unclassified", "--namespace="} {
+		if !strings.Contains(ex, flag) {
+			t.Errorf("kubecause explain --help does not list %s:\n%s", flag, ex)
+		}
+	}
+}
+
+// TestMain runs the command itself when asked to by helpOutput: kingpin prints the help and ends
+// the process, so the help is read from a child process.
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv("KUBECAUSE_TEST_RUN_ARGS"); ok {
+		os.Exit(run(strings.Split(args, "\x1f")))
+	}
+	os.Exit(m.Run())
+}
+
+// helpOutput runs kubecause with args in a child process and returns what it printed; it must
+// exit 0.
+func helpOutput(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "KUBECAUSE_TEST_RUN_ARGS="+strings.Join(args, "\x1f"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubecause %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestRunCommandAndTopLevelFlagsAgree: the exporter's flags work before and after the (default)
+// run command, and explain still parses its own flags.
+func TestRunCommandAndTopLevelFlagsAgree(t *testing.T) {
+	for _, args := range [][]string{
+		{"--config.check", "--web.listen-address=:19737", "--events.max-series=5"},
+		{"run", "--config.check", "--web.listen-address=:19737", "--events.max-series=5"},
+		{"--events.max-series=5", "run", "--config.check"},
+	} {
+		if code := run(args); code != 0 {
+			t.Errorf("run(%q) = %d, want 0", args, code)
+		}
+		// The same with a bad value is refused, so the flag was read.
+		bad := append(slices.Clone(args), "--events.max-series=0")
+		if code := run(bad); code != 2 {
+			t.Errorf("run(%q) = %d, want 2 (invalid flags)", bad, code)
+		}
+	}
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	if code := run([]string{"explain", "--output=yaml", "-f", "/nonexistent"}); code != 2 {
+		t.Errorf("explain --output=yaml = %d, want 2 (a parse error)", code)
+	}
+	if code := run([]string{"explain", "--unclassified", "-o", "json", "-n", "default", "-f", "/nonexistent/events.json"}); code != 1 {
+		t.Errorf("explain with its flags and a missing file = %d, want 1 (flags parsed, file not found)", code)
+	}
+}
+
+// TestHealthListenAddressIsChecked: a bad --web.health-listen-address is refused before start and
+// by --config.check, with exit code 2; a good one passes.
+func TestHealthListenAddressIsChecked(t *testing.T) {
+	for _, bad := range []string{"9738", ":http-alt", ":0", ":70000", "[::1:9738", ":9737", "0.0.0.0:9737"} {
+		for _, args := range [][]string{{"--config.check", "--web.health-listen-address=" + bad}, {"--web.health-listen-address=" + bad}} {
+			if code := run(args); code != 2 {
+				t.Errorf("run(%q) = %d, want 2 (invalid flags)", args, code)
+			}
+		}
+	}
+	for _, good := range [][]string{
+		{"--web.health-listen-address=:9738"},
+		{"--web.health-listen-address=127.0.0.1:9737", "--web.listen-address=10.0.0.1:9737"},
+		{"--web.health-listen-address=[::1]:9738"},
+	} {
+		if code := run(append(good, "--config.check")); code != 0 {
+			t.Errorf("run(%q) = %d, want 0", good, code)
+		}
+	}
+}
+
+// TestHealthListenerServesOnlyHealth: the plain-HTTP health listener answers /healthz always,
+// /readyz once synced, and nothing else: no metrics, no landing page, no profiling.
+func TestHealthListenerServesOnlyHealth(t *testing.T) {
+	var synced atomic.Bool
+	srv := httptest.NewServer(healthMux(synced.Load))
+	t.Cleanup(srv.Close)
+	get := func(path string) int {
+		t.Helper()
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d, want 200", code)
+	}
+	if code := get("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before the initial list = %d, want 503", code)
+	}
+	synced.Store(true)
+	if code := get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz once synced = %d, want 200", code)
+	}
+	for _, path := range []string{"/", "/metrics", "/debug/pprof/", "/healthz/x", "/readyz/", "/runbooks/", "/problems"} {
+		if code := get(path); code != http.StatusNotFound {
+			t.Errorf("%s on the health listener = %d, want 404", path, code)
 		}
 	}
 }

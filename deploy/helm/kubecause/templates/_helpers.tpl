@@ -89,6 +89,23 @@ The name of an object taken from the mixin, prefixed by the release: the mixin n
 {{- end -}}
 {{- end -}}
 
+{{/*
+Port, scheme and headers of the probes: the health listener when web.healthPort is set, else the main port.
+*/}}
+{{- define "kubecause.probeTarget" -}}
+{{- if .Values.web.healthPort -}}
+port: health
+scheme: HTTP
+{{- else -}}
+port: http
+scheme: {{ include "kubecause.scheme" . }}
+{{- with .Values.probes.httpHeaders }}
+httpHeaders:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+{{- end -}}
+
 {{- define "kubecause.scheme" -}}
 {{- if .Values.web.tls }}HTTPS{{ else }}HTTP{{ end -}}
 {{- end -}}
