@@ -36,7 +36,7 @@ func liveEvents(n, eventsPerPod int) []interface{} {
 }
 
 func benchEngine() *Engine {
-	return New(Config{Classify: classify, MaxSeries: 1 << 20, MaxObjectSeries: 1 << 20})
+	return New(Config{Classifier: testTable{}, MaxSeries: 1 << 20, MaxObjectSeries: 1 << 20})
 }
 
 // BenchmarkStatePerEvent measures what the engine keeps per live Event: heap after the list is

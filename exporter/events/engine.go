@@ -24,16 +24,24 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/labels"
 )
 
-// Classifier maps an Event reason and message to a cause and the ID of the rule that matched.
-type Classifier func(reason, message string) (cause, rule string)
+// Classifier is what the engine needs of the cause table (*causes.Table implements it).
+type Classifier interface {
+	// Classify returns the cause of an Event and the ID of the rule that matched ("" for the
+	// fallback). It must be safe for concurrent use and cheap; it runs for every new message.
+	Classify(reason, message string) causes.Result
+	// Outcomes lists every (rule, cause) pair Classify can return, so that each rule's hit
+	// counter is exported at 0 before its first hit.
+	Outcomes() []causes.Result
+}
 
 // Config configures an Engine.
 type Config struct {
-	// Classify must be safe for concurrent use and cheap; it runs for every occurrence.
-	Classify Classifier
+	// Classifier classifies; nil means every occurrence is of cause unknown.
+	Classifier Classifier
 	// MaxSeries caps the label sets of kubecause_events_total; further ones go to the overflow series.
 	MaxSeries int
 	// MaxObjectSeries caps the per-object view.
@@ -104,7 +112,8 @@ func (e *Engine) classify(reason, message string) (string, string) {
 		r := e.results[i]
 		return r.cause, r.rule
 	}
-	cause, rule := e.cfg.Classify(reason, message)
+	r := e.cfg.Classifier.Classify(reason, message)
+	cause, rule := r.Cause, r.Rule
 	c := classification{cause, rule}
 	i, ok := e.resultIdx[c]
 	if !ok {
@@ -157,8 +166,8 @@ func New(cfg Config) *Engine {
 	if cfg.MaxTombstones <= 0 {
 		cfg.MaxTombstones = 100000
 	}
-	if cfg.Classify == nil {
-		cfg.Classify = func(string, string) (string, string) { return "unknown", "" }
+	if cfg.Classifier == nil {
+		cfg.Classifier = unclassified{}
 	}
 	e := &Engine{
 		cfg:    cfg,
@@ -175,9 +184,17 @@ func New(cfg Config) *Engine {
 	for _, r := range cfg.NormalReasons {
 		e.normal[r] = true
 	}
-	e.m = newMetrics(cfg.MaxSeries)
+	e.m = newMetrics(cfg.MaxSeries, cfg.Classifier.Outcomes())
 	return e
 }
+
+// unclassified is the Classifier of an engine without a cause table.
+type unclassified struct{}
+
+func (unclassified) Classify(string, string) causes.Result {
+	return causes.Result{Cause: causes.Unknown}
+}
+func (unclassified) Outcomes() []causes.Result { return []causes.Result{{Cause: causes.Unknown}} }
 
 // wanted reports whether an Event type/reason is counted at all.
 func (e *Engine) wanted(ev *corev1.Event) bool {

@@ -43,6 +43,23 @@ func classify(reason, message string) (string, string) {
 	return "unknown", ""
 }
 
+// testTable is the stand-in as a Classifier; calls, when set, counts Classify calls.
+type testTable struct{ calls *int }
+
+func (t testTable) Classify(reason, message string) causes.Result {
+	if t.calls != nil {
+		*t.calls++
+	}
+	cause, rule := classify(reason, message)
+	return causes.Result{Cause: cause, Rule: rule}
+}
+
+func (testTable) Outcomes() []causes.Result {
+	return []causes.Result{{Cause: "configmap_not_found", Rule: "volume.configmap_not_found"},
+		{Cause: "disk_full", Rule: "sandbox.disk_full"},
+		{Cause: "scheduling_insufficient_resources", Rule: "scheduling.insufficient"}, {Cause: "unknown"}}
+}
+
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 type harness struct {
@@ -56,7 +73,7 @@ type harness struct {
 func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, now: t0}
-	cfg := Config{Classify: classify, Now: func() time.Time { return h.now }}
+	cfg := Config{Classifier: testTable{}, Now: func() time.Time { return h.now }}
 	for _, f := range mutate {
 		f(&cfg)
 	}
@@ -475,11 +492,10 @@ func TestNormalEventsOnlyForChosenReasons(t *testing.T) {
 
 func TestRuleHitsArePreinitialised(t *testing.T) {
 	h := newHarness(t)
-	h.e.SetTable(TableInfo{Version: "7", Source: "builtin",
-		Causes: []CauseInfo{{Name: "disk_full", Category: "sandbox", RunbookURL: "https://example.com/rb.md#disk_full"}},
-		Rules:  []RuleCause{{Rule: "sandbox.disk_full", Cause: "disk_full"}, {Rule: "", Cause: "unknown"}}})
-	if got := h.value("kubecause_rule_hits_total", map[string]string{"rule": "sandbox.disk_full"}); got != 0 {
-		t.Fatalf("rule hit counter not pre-initialised: %v", got)
+	for _, o := range (testTable{}).Outcomes() {
+		if got := h.value("kubecause_rule_hits_total", map[string]string{"rule": ruleLabel(o.Rule), "cause": o.Cause}); got != 0 {
+			t.Fatalf("rule hit counter %v not pre-initialised: %v", o, got)
+		}
 	}
 	h.sync()
 	h.add(kubeletEvent(uidA, "pod.1", 1, "FailedCreatePodSandBox", "no space left on device"))

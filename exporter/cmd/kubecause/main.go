@@ -339,10 +339,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	var engine *events.Engine
 	started := time.Now()
 	engine = events.New(events.Config{
-		Classify: func(reason, message string) (string, string) {
-			r := table.Classify(reason, message)
-			return r.Cause, r.Rule
-		},
+		Classifier:      table,
 		MaxSeries:       o.maxSeries,
 		MaxObjectSeries: o.maxObjectSeries,
 		NormalReasons:   o.normalReasons,
@@ -357,7 +354,6 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			}()
 		},
 	})
-	engine.SetTable(tableInfo(table, tableSource, o.runbookPattern))
 	setGCPercent()
 	if o.memLimit {
 		setMemoryLimit(o.memLimitRatio, memlimit.FromCgroup, logger)
@@ -370,6 +366,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	reg.MustRegister(engine.Collectors()...)
+	reg.MustRegister(causes.NewCollector(table, tableSource, o.runbookPattern))
 
 	namespaces := o.namespaces
 	if len(namespaces) == 0 {
@@ -478,18 +475,4 @@ func startChecks(ctx context.Context, cfg *endpointcheck.Config, client kube.Cli
 		}
 	}()
 	return nil
-}
-
-func tableInfo(t *causes.Table, source, pattern string) events.TableInfo {
-	info := events.TableInfo{Version: t.Version(), Source: source}
-	for _, c := range t.Causes() {
-		info.Causes = append(info.Causes, events.CauseInfo{Name: c.Name, Category: c.Category, RunbookURL: causes.RunbookURL(pattern, c.Runbook)})
-	}
-	for _, r := range t.Rules() {
-		for _, c := range t.RuleCauses(r.ID) {
-			info.Rules = append(info.Rules, events.RuleCause{Rule: r.ID, Cause: c})
-		}
-	}
-	info.Rules = append(info.Rules, events.RuleCause{Rule: "", Cause: causes.Unknown})
-	return info
 }
