@@ -21,7 +21,7 @@ import (
 // aborted, never ended as if complete.
 //
 // Scrapes and event processing share the CPU and the engine's lock: at most maxRendering scrapes
-// gather, render and compress at once (the others wait for a turn, or until their scraper gives
+// render and compress the view at once (the others wait for a turn, or until their scraper gives
 // up), so that many concurrent scrapers can neither take every core from the engine nor queue on
 // its lock ahead of it. The response is sent to the network in pieces between turns: a scraper
 // that reads slowly, or not at all, holds no turn, no lock and at most one piece (spoolSize).
@@ -31,10 +31,7 @@ func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.H
 	inner := promhttp.HandlerFor(g, opts)
 	turns := make(chan struct{}, maxRendering)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sp := &spool{dst: w, turns: turns, done: r.Context().Done()}
-		if !sp.acquire() {
-			return // the scraper gave up while waiting for a turn; nothing was written
-		}
+		sp := &spool{dst: w, done: r.Context().Done()}
 		defer sp.release()
 		r2 := r.Clone(r.Context())
 		r2.Header.Set("Accept", "text/plain;version=0.0.4")
@@ -55,7 +52,19 @@ func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.H
 		if rec.status != 0 && rec.status != http.StatusOK {
 			return
 		}
-		err := e.WriteView(out, r.URL.Query()["name[]"]...)
+		var err error
+		if names := r.URL.Query()["name[]"]; viewWanted(names) {
+			// The registry's part is bounded by the caps; the view's is what takes the CPU.
+			if err = sp.flush(); err == nil {
+				sp.turns = turns
+				if !sp.acquire() {
+					err = errGaveUp
+				}
+			}
+			if err == nil {
+				err = e.WriteView(out, names...)
+			}
+		}
 		if gz, ok := out.(*gzip.Writer); ok && err == nil {
 			err = gz.Close()
 		}
@@ -77,8 +86,8 @@ var maxRendering = max(1, runtime.GOMAXPROCS(0)/2)
 // spoolSize is how much of a response is rendered before it is sent.
 const spoolSize = 64 << 10
 
-// spool collects a response while its scrape holds a turn and sends it to the network without
-// the turn, every spoolSize bytes.
+// spool collects a response while its scrape holds a turn (once turns is set) and sends it to the
+// network without the turn, every spoolSize bytes.
 type spool struct {
 	dst   io.Writer
 	turns chan struct{}
@@ -88,6 +97,9 @@ type spool struct {
 }
 
 func (s *spool) acquire() bool {
+	if s.turns == nil {
+		return true // not rendering the view yet
+	}
 	if waitingForTurn != nil && len(s.turns) == cap(s.turns) {
 		waitingForTurn()
 	}

@@ -3,6 +3,7 @@ package events
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -143,6 +144,12 @@ func TestScrapesTakeTurns(t *testing.T) {
 	}
 	if most.Load() > 1 {
 		t.Fatalf("%d scrapes rendered at once, bound 1", most.Load())
+	}
+	// A scrape of families outside the view needs no turn.
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics?name[]=kubecause_events_total", nil))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "kubecause_events_total{") {
+		t.Fatalf("a scrape of kubecause_events_total while the turn is taken: %d", rec.Code)
 	}
 	h.update(withCount(evs[10], 3))
 	if got := gathered(t, h, "configmap_not_found"); got != float64(len(evs)+5) {
