@@ -41,9 +41,6 @@ import (
 	"github.com/kubecause/kubecause/exporter/kube"
 )
 
-// writeTimeout bounds the time to write a response (a scrape of /metrics included).
-const writeTimeout = time.Minute
-
 // DefaultRunbookURLPattern points at the runbooks of this repository; %s is the runbook page.
 const DefaultRunbookURLPattern = "https://github.com/kubecause/kubecause/blob/main/docs/runbooks/%s.md"
 
@@ -66,6 +63,7 @@ type options struct {
 	explainUnknown  bool
 	memLimit        bool
 	memLimitRatio   float64
+	writeTimeout    time.Duration
 }
 
 func main() {
@@ -91,6 +89,7 @@ func run(args []string) int {
 
 	serve := app.Command("run", "Run the exporter (default).").Default()
 	webFlags := webflag.AddFlags(serve, ":9737")
+	serve.Flag("web.write-timeout", "Longest time to write a response (a scrape of /metrics included); a scrape not read within it is aborted.").Default("1m").DurationVar(&o.writeTimeout)
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.namespaces)
 	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
@@ -167,6 +166,9 @@ func validateFlags(o options, serving bool) error {
 	if serving {
 		if err := telemetryPath(o.metricsPath); err != nil {
 			fail("--web.telemetry-path %q: %v", o.metricsPath, err)
+		}
+		if o.writeTimeout < time.Second {
+			fail("--web.write-timeout must be at least 1s, not %s", o.writeTimeout)
 		}
 		if o.maxSeries < 1 {
 			fail("--events.max-series must be at least 1, not %d", o.maxSeries)
@@ -423,7 +425,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 	// WriteTimeout ends a response that a stalled reader does not take: the scrape fails visibly
 	// (events.Handler aborts it) and holds nothing of kubecause's past it.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: o.writeTimeout, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
 	select {
