@@ -281,10 +281,10 @@ type Lag struct {
 	HistP99  float64 `json:"histogram_p99_seconds"`
 	// Concurrent full scrapers (LOAD_SCRAPERS) during the phase: scrapes they completed, failed,
 	// and the median time of one.
-	Scrapers       int     `json:"scrapers"`
-	FullScrapes    int     `json:"full_scrapes"`
-	FailedScrapes  int     `json:"failed_scrapes"`
-	FullScrapeMS   float64 `json:"full_scrape_ms_median"`
+	Scrapers      int     `json:"scrapers"`
+	FullScrapes   int     `json:"full_scrapes"`
+	FailedScrapes int     `json:"failed_scrapes"`
+	FullScrapeMS  float64 `json:"full_scrape_ms_median"`
 }
 
 // TestApiserverLoad runs kubecause and the decode floor against a real kube-apiserver for
