@@ -222,8 +222,13 @@ func TestWatchGapCountsEventsCreatedInIt(t *testing.T) {
 	if !ok || lost != 0 {
 		t.Errorf("kubecause_events_possibly_lost_total = %g (exported: %v), want 0: every Event of the gap began after the last contact", lost, ok)
 	}
-	t.Logf("gap (apiserver restart, API down %s, etcd compacted, kubecause paused): counted 7 of 7 occurrences (secret_not_found 3 of 3, mount_timeout 4 of 4); relists %g, possibly lost %g",
-		down.Round(time.Millisecond), relists, lost)
+	// The gap is shorter than the Event TTL: nothing can have expired in it.
+	estimated, ok := kubecauseValue(t, k, "kubecause_events_gap_estimated_lost_total", nil)
+	if !ok || estimated != 0 {
+		t.Errorf("kubecause_events_gap_estimated_lost_total = %g (exported: %v), want 0: the gap is shorter than the Event TTL", estimated, ok)
+	}
+	t.Logf("gap (apiserver restart, API down %s, etcd compacted, kubecause paused): counted 7 of 7 occurrences (secret_not_found 3 of 3, mount_timeout 4 of 4); relists %g, possibly lost %g, estimated lost in the gap %g",
+		down.Round(time.Millisecond), relists, lost, estimated)
 }
 
 // TestStalledScrapeIsCutOthersComplete: a client sends GET /metrics with a small receive buffer and

@@ -47,6 +47,7 @@ type metrics struct {
 	invalid      *prometheus.CounterVec
 	relists      prometheus.Counter
 	possiblyLost prometheus.Counter
+	gapLost      prometheus.Counter
 	watchErrors  prometheus.Counter
 	watchUp      prometheus.GaugeFunc
 	lastEvent    prometheus.Gauge
@@ -108,6 +109,10 @@ func newMetrics(max int, outcomes []causes.Result) *metrics {
 		possiblyLost: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kubecause_events_possibly_lost_total",
 			Help: "Occurrences a relist could not attribute: carried by Events first seen in a relist that began before the watch lost contact, beyond the one counted.",
+		}),
+		gapLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_events_gap_estimated_lost_total",
+			Help: "Estimated occurrences of Events created and expired inside watch gaps: the rate of new Events before each gap times the part of the gap longer than the Event TTL (an estimate, not a count).",
 		}),
 		watchErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kubecause_watch_errors_total",
@@ -255,7 +260,7 @@ func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.m
 	return []prometheus.Collector{
 		m.events, m.affected, m.ruleHits,
-		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.watchErrors, m.watchUp,
+		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.gapLost, m.watchErrors, m.watchUp,
 		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced,
 		unclassifiedCollector{m.templates},
 	}
