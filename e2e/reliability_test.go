@@ -274,7 +274,7 @@ func TestStalledScrapeIsCutOthersComplete(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("creating Events: %v", err)
 	}
-	k, err := framework.StartKubecause(bins.Kubecause, cluster.KubeconfigPath, dir, "kubecause", "--web.write-timeout=3s")
+	k, err := framework.StartKubecause(bins.Kubecause, cluster.KubeconfigPath, dir, "kubecause", "--web.write-timeout=3s", "--object-view.max-series=20000")
 	check(t, err)
 	t.Cleanup(func() { _ = k.Stop() })
 	waitKubecauseValue(t, k, "kubecause_series", map[string]string{"metric": "kubecause_object_events"}, n)
