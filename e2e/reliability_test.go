@@ -3,15 +3,31 @@
 package e2e
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubecause/kubecause/e2e/framework"
@@ -206,6 +222,177 @@ func TestWatchGapCountsEventsCreatedInIt(t *testing.T) {
 	if !ok || lost != 0 {
 		t.Errorf("kubecause_events_possibly_lost_total = %g (exported: %v), want 0: every Event of the gap began after the last contact", lost, ok)
 	}
-	t.Logf("gap (apiserver restart, API down %s, etcd compacted, kubecause paused): counted 7 of 7 occurrences (secret_not_found 3 of 3, mount_timeout 4 of 4); relists %g, possibly lost %g",
-		down.Round(time.Millisecond), relists, lost)
+	// The gap is shorter than the Event TTL: nothing can have expired in it.
+	estimated, ok := kubecauseValue(t, k, "kubecause_events_gap_estimated_lost_total", nil)
+	if !ok || estimated != 0 {
+		t.Errorf("kubecause_events_gap_estimated_lost_total = %g (exported: %v), want 0: the gap is shorter than the Event TTL", estimated, ok)
+	}
+	t.Logf("gap (apiserver restart, API down %s, etcd compacted, kubecause paused): counted 7 of 7 occurrences (secret_not_found 3 of 3, mount_timeout 4 of 4); relists %g, possibly lost %g, estimated lost in the gap %g",
+		down.Round(time.Millisecond), relists, lost, estimated)
+}
+
+// TestStalledScrapeIsCutOthersComplete: a client sends GET /metrics with a small receive buffer and
+// no Accept-Encoding, then never reads, against a view whose text is larger than the socket
+// buffers, while Events repeat. The other scrapers' scrapes stay complete (every family, the view
+// with every entry) and the stalled connection is cut by --web.write-timeout.
+func TestStalledScrapeIsCutOthersComplete(t *testing.T) {
+	ctx := testContext(t)
+	bins, err := framework.FindBinaries(true)
+	check(t, err)
+	dir := t.TempDir()
+	cluster, err := framework.StartCluster(filepath.Join(dir, "cluster"), framework.ClusterOptions{LogDir: dir})
+	check(t, err)
+	t.Cleanup(func() { _ = cluster.Stop() })
+	check(t, cluster.EnsureNamespaces(ctx, "apps"))
+
+	// One view entry per Event (one pod each): ~330 bytes of view text per entry, 5 MB in all,
+	// more than the 4 MiB the kernel lets a socket's send buffer grow to.
+	const n = 16000
+	kubelet := framework.Kubelet(cluster.Client, "worker-1")
+	evs := make([]*framework.CoreEvent, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				ref := corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "apps",
+					Name: fmt.Sprintf("mspider-mcpc-ckube-remote-7d9fc5b8c4-%05d", i), UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i))}
+				ev, err := kubelet.Emit(ctx, ref, corev1.EventTypeWarning, "FailedMount", s1Message)
+				if err != nil {
+					errs <- err
+					return
+				}
+				evs[i] = ev
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("creating Events: %v", err)
+	}
+	k, err := framework.StartKubecause(bins.Kubecause, cluster.KubeconfigPath, dir, "kubecause", "--web.write-timeout=3s", "--object-view.max-series=20000")
+	check(t, err)
+	t.Cleanup(func() { _ = k.Stop() })
+	waitKubecauseValue(t, k, "kubecause_series", map[string]string{"metric": "kubecause_object_events"}, n)
+	full, err := k.Metrics()
+	check(t, err)
+
+	// Events repeat throughout (counts change; no entry is born or dies).
+	stop := make(chan struct{})
+	churned := make(chan int)
+	go func() {
+		patches := 0
+		defer func() { churned <- patches }()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := evs[(i*7919)%n].Repeat(ctx, 1); err != nil {
+				t.Errorf("repeat: %v", err)
+				return
+			}
+			patches++
+		}
+	}()
+
+	// The stalled reader.
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+		return errors.Join(err, serr)
+	}}
+	conn, err := d.DialContext(ctx, "tcp", k.Addr)
+	check(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "GET /metrics HTTP/1.1\r\nHost: %s\r\n\r\n", k.Addr)
+	check(t, err)
+	local := conn.LocalAddr().(*net.TCPAddr).Port
+	_, kport, _ := net.SplitHostPort(k.Addr)
+
+	// Other scrapers, until kubecause's end of the stalled connection leaves ESTABLISHED (it was
+	// closed: the write timeout aborted the response).
+	scrapes := 0
+	var size int
+	check(t, framework.Poll(ctx, 2*time.Minute, func() (bool, error) {
+		fams, body, err := scrapeText(k.URL("/metrics"))
+		if err != nil {
+			return false, err
+		}
+		scrapes++
+		size = len(body)
+		for name := range full {
+			if _, ok := fams[name]; !ok {
+				return false, fmt.Errorf("scrape %d beside the stalled reader lacks %s", scrapes, name)
+			}
+		}
+		for _, name := range []string{"kubecause_object_events", "kubecause_object_event_last_timestamp_seconds"} {
+			if got := len(fams[name].GetMetric()); got != n {
+				return false, fmt.Errorf("scrape %d beside the stalled reader has %d series of %s, the view %d", scrapes, got, name, n)
+			}
+		}
+		state, err := tcpState(kport, local)
+		return state != "01", err // 01: TCP_ESTABLISHED
+	}))
+	close(stop)
+	patches := <-churned
+	if scrapes < 2 || patches == 0 {
+		t.Fatalf("%d scrapes and %d Event patches while the reader stalled: the test exercised nothing", scrapes, patches)
+	}
+	// What reaches the stalled reader once it reads: what sat in the socket buffers, then the end.
+	check(t, conn.SetReadDeadline(time.Now().Add(time.Minute)))
+	got, err := io.Copy(io.Discard, conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the stalled connection was not closed (read %d bytes)", got)
+	}
+	if got >= int64(size) {
+		t.Fatalf("the stalled reader received %d bytes, a whole response is %d: it was not cut", got, size)
+	}
+	t.Logf("stalled reader (receive buffer 4 KiB, no gzip) against a view of %d entries (%d bytes of text): cut by the 3 s write timeout after %d of them; %d complete scrapes beside it while %d Event repeats were written",
+		n, size, got, scrapes, patches)
+}
+
+// scrapeText fetches a text exposition (no gzip) and parses it.
+func scrapeText(url string) (map[string]*dto.MetricFamily, []byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("GET %s: %s, %v", url, resp.Status, err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	return fams, body, err
+}
+
+// tcpState is the state (hex, as /proc/net/tcp writes it) of the IPv4 socket whose local port is
+// local and remote port remote, or "" when there is none.
+func tcpState(local string, remote int) (string, error) {
+	lp, err := strconv.Atoi(local)
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return "", err
+	}
+	want := fmt.Sprintf(":%04X", lp)
+	wantRemote := fmt.Sprintf(":%04X", remote)
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 3 && strings.HasSuffix(f[1], want) && strings.HasSuffix(f[2], wantRemote) {
+			return f[3], nil
+		}
+	}
+	return "", nil
 }

@@ -10,8 +10,11 @@
 #
 # Settings: LOAD_SIZES, LOAD_RATES (writes/s, default 200,1000), LOAD_SECONDS (per write phase,
 # default 20), LOAD_WORKERS / LOAD_LAG_WORKERS (concurrent writers in the CPU and the lag phases,
-# default 16 / 128), LOAD_LAG=0 (skip the lag phases), LOAD_OUT (JSON results), KUBECAUSE_ENV,
-# KUBECAUSE_BIN (a binary to measure instead of one built from this tree).
+# default 16 / 128), LOAD_LAG=0 (skip the lag phases), LOAD_LAG_RATE (writes/s of the lag phases,
+# default 1000), LOAD_SCRAPERS (concurrent full scrapers during the lag phases, default 0),
+# LOAD_VIEW_CAP (kubecause's --object-view.max-series, default 1000000: every live Event in the
+# view), LOAD_OUT (JSON results), KUBECAUSE_ENV, KUBECAUSE_BIN (a binary to measure instead of one
+# built from this tree).
 # Bounded: each size is seeded, then 3 write phases of LOAD_SECONDS; the whole run times out
 # after 30 min (BENCH_TIMEOUT).
 set -euo pipefail

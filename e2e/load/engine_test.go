@@ -89,14 +89,10 @@ func TestEngineProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := causes.Default()
 	before := heap()
 	e := events.New(events.Config{
-		Classify: func(reason, message string) (string, string) {
-			r := table.Classify(reason, message)
-			return r.Cause, r.Rule
-		},
-		MaxSeries: 100000, MaxObjectSeries: 1000000,
+		Classifier: causes.Default(),
+		MaxSeries:  100000, MaxObjectSeries: 1000000,
 		NormalReasons: []string{"SandboxChanged", "BackOff"},
 	})
 	for _, sel := range selectors {

@@ -47,6 +47,9 @@ type settings struct {
 	seconds      int
 	workers      int
 	lagWorkers   int
+	lagRate      int // target writes/s of the lag phases
+	scrapers     int // concurrent full scrapers during the lag phases
+	viewCap      int // kubecause's --object-view.max-series
 	lag          bool
 	out          string
 	kcEnv        []string
@@ -81,6 +84,9 @@ func loadSettings() settings {
 		seconds:    one("LOAD_SECONDS", 20),
 		workers:    one("LOAD_WORKERS", 16),
 		lagWorkers: one("LOAD_LAG_WORKERS", 128),
+		lagRate:    one("LOAD_LAG_RATE", 1000),
+		scrapers:   one("LOAD_SCRAPERS", 0),
+		viewCap:    one("LOAD_VIEW_CAP", 1000000),
 		lag:        os.Getenv("LOAD_LAG") != "0",
 		out:        os.Getenv("LOAD_OUT"),
 		kcEnv:      strings.Fields(os.Getenv("KUBECAUSE_ENV")),
@@ -273,6 +279,12 @@ type Lag struct {
 	MaxMS    float64 `json:"max_ms"`
 	ScrapeMS float64 `json:"poll_ms_median"`
 	HistP99  float64 `json:"histogram_p99_seconds"`
+	// Concurrent full scrapers (LOAD_SCRAPERS) during the phase: scrapes they completed, failed,
+	// and the median time of one.
+	Scrapers      int     `json:"scrapers"`
+	FullScrapes   int     `json:"full_scrapes"`
+	FailedScrapes int     `json:"failed_scrapes"`
+	FullScrapeMS  float64 `json:"full_scrape_ms_median"`
 }
 
 // TestApiserverLoad runs kubecause and the decode floor against a real kube-apiserver for
@@ -335,7 +347,7 @@ func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
 	}
 	kc := startChild(t, dir, "kubecause", s.kcEnv, kcBin,
 		"--web.listen-address="+kcAddr, "--kubeconfig="+cl.KubeconfigPath, "--log.level=info",
-		"--object-view.max-series=1000000", "--events.max-series=100000")
+		fmt.Sprintf("--object-view.max-series=%d", s.viewCap), "--events.max-series=100000")
 	fl := startChild(t, dir, "floor", nil, floorBin, floorArgs(cl.KubeconfigPath, "protobuf", filepath.Join(dir, "floor.stats"))...)
 	flj := startChild(t, dir, "floor-json", nil, floorBin, floorArgs(cl.KubeconfigPath, "json", filepath.Join(dir, "floor-json.stats"))...)
 	hc := &http.Client{Timeout: 30 * time.Second}
@@ -460,8 +472,8 @@ func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
 		// flight capped the rate at what their round trips allowed.
 		g.Workers = s.lagWorkers
 		r.Lags = append(r.Lags,
-			lagPhase(t, ctx, g, client, hc, kcAddr, s.seconds, "kubelet", 0.2),
-			lagPhase(t, ctx, g, client, hc, kcAddr, s.seconds, "storm", 1))
+			lagPhase(t, ctx, g, client, hc, kcAddr, s, "kubelet", 0.2),
+			lagPhase(t, ctx, g, client, hc, kcAddr, s, "storm", 1))
 	}
 	return r
 }
@@ -546,11 +558,13 @@ func quantile(v []float64, q float64) float64 {
 	return s[i]
 }
 
-// lagPhase writes at 1,000 writes/s (with bursts) while a probe Event is patched every 200 ms
+// lagPhase writes at LOAD_LAG_RATE (1,000 writes/s by default, with bursts), beside LOAD_SCRAPERS
+// concurrent full scrapers (none by default), while a probe Event is patched every 200 ms
 // and /metrics is polled back to back: the lag of a probe occurrence is the time from the
 // start of its PATCH to the end of the first scrape whose kubecause_events_total shows it.
-func lagPhase(t *testing.T, ctx context.Context, g *Generator, client kubernetes.Interface, hc *http.Client, addr string, seconds int, profile string, createShare float64) Lag {
-	r := Lag{Profile: profile, CreateShare: createShare}
+func lagPhase(t *testing.T, ctx context.Context, g *Generator, client kubernetes.Interface, hc *http.Client, addr string, s settings, profile string, createShare float64) Lag {
+	r := Lag{Profile: profile, CreateShare: createShare, Scrapers: s.scrapers}
+	seconds := s.seconds
 	reason := "LoadProbe" + strings.ToUpper(profile[:1]) + profile[1:] // one probe counter per phase
 	// Polls ask for the two families read here (name[]), as a dashboard or a probe would: a full
 	// scrape of 50,000 live Events costs ~0.1 s of CPU, and back-to-back full scrapes would take a
@@ -645,8 +659,34 @@ func lagPhase(t *testing.T, ctx context.Context, g *Generator, client kubernetes
 			scrapeMS = append(scrapeMS, float64(took.Microseconds())/1000)
 		}
 	}()
+	// Full scrapers, back to back, as many Prometheus servers (or a dashboard's refreshes) would.
+	var fullMu sync.Mutex
+	var fullMS []float64
+	var fullWG sync.WaitGroup
+	for i := 0; i < s.scrapers; i++ {
+		fullWG.Add(1)
+		go func() {
+			defer fullWG.Done()
+			c := &http.Client{Timeout: time.Minute}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, took, err := Scrape(c, "http://"+addr+"/metrics")
+				fullMu.Lock()
+				if err != nil {
+					r.FailedScrapes++
+				} else {
+					fullMS = append(fullMS, float64(took.Microseconds())/1000)
+				}
+				fullMu.Unlock()
+			}
+		}()
+	}
 	wrote, took, err := g.Run(ctx, Profile{
-		Rate: 1000, Duration: time.Duration(seconds) * time.Second,
+		Rate: float64(s.lagRate), Duration: time.Duration(seconds) * time.Second,
 		BurstEvery: 10 * time.Second, BurstSeconds: time.Second, BurstFactor: 3, CreateShare: createShare,
 	})
 	if err != nil {
@@ -654,6 +694,8 @@ func lagPhase(t *testing.T, ctx context.Context, g *Generator, client kubernetes
 	}
 	r.Writes = float64(wrote) / took.Seconds()
 	close(stop)
+	fullWG.Wait()
+	r.FullScrapes, r.FullScrapeMS = len(fullMS), median(fullMS)
 	<-probeDone
 	// Keep polling briefly so the last probes are seen.
 	var pw []probeWrite
@@ -700,6 +742,9 @@ func lagPhase(t *testing.T, ctx context.Context, g *Generator, client kubernetes
 	}
 	t.Logf("lag (%s, %.0f %% creates) at %.0f writes/s: %d probes, p50 %.0f ms, p99 %.0f ms, max %.0f ms, p99 from the write's acknowledgement %.0f ms (poll %.0f ms); histogram p99 %.2f s",
 		profile, 100*createShare, r.Writes, r.Probes, r.P50MS, r.P99MS, r.MaxMS, r.AckP99MS, r.ScrapeMS, r.HistP99)
+	if s.scrapers > 0 {
+		t.Logf("  with %d concurrent full scrapers: %d scrapes (median %.0f ms), %d failed", s.scrapers, r.FullScrapes, r.FullScrapeMS, r.FailedScrapes)
+	}
 	return r
 }
 

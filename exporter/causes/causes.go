@@ -424,6 +424,18 @@ func (t *Table) RuleCauses(id string) []string {
 	return append([]string(nil), r.causes...)
 }
 
+// Outcomes returns every result Classify can give: each (rule, cause) pair in table order, then
+// the fallback (Unknown, no rule).
+func (t *Table) Outcomes() []Result {
+	var out []Result
+	for _, r := range t.rules {
+		for _, c := range r.causes {
+			out = append(out, Result{Cause: c, Rule: r.ID})
+		}
+	}
+	return append(out, Result{Cause: Unknown})
+}
+
 // RunbookURL builds a runbook link from a pattern such as "https://example.com/docs/runbooks/%s.md"
 // and a cause's runbook "page#anchor": the page replaces %s and the anchor is appended, giving
 // ".../page.md#anchor". An empty pattern or runbook gives "".

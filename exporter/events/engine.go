@@ -13,7 +13,9 @@
 //   - Events present in the first list are a baseline and add nothing (a restart does not jump);
 //   - a relist (watch expired, apiserver restart) is diffed against what is remembered; an Event
 //     first seen in it whose first occurrence is no older than the source's last contact with the
-//     apiserver adds its whole count (it was created in the gap).
+//     apiserver adds its whole count (it was created in the gap);
+//   - Events created and expired inside a gap are estimated, not counted: the rate of new Events
+//     before the gap × the part of the gap longer than the Event TTL.
 package events
 
 import (
@@ -24,16 +26,24 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/labels"
 )
 
-// Classifier maps an Event reason and message to a cause and the ID of the rule that matched.
-type Classifier func(reason, message string) (cause, rule string)
+// Classifier is what the engine needs of the cause table (*causes.Table implements it).
+type Classifier interface {
+	// Classify returns the cause of an Event and the ID of the rule that matched ("" for the
+	// fallback). It must be safe for concurrent use and cheap; it runs for every new message.
+	Classify(reason, message string) causes.Result
+	// Outcomes lists every (rule, cause) pair Classify can return, so that each rule's hit
+	// counter is exported at 0 before its first hit.
+	Outcomes() []causes.Result
+}
 
 // Config configures an Engine.
 type Config struct {
-	// Classify must be safe for concurrent use and cheap; it runs for every occurrence.
-	Classify Classifier
+	// Classifier classifies; nil means every occurrence is of cause unknown.
+	Classifier Classifier
 	// MaxSeries caps the label sets of kubecause_events_total; further ones go to the overflow series.
 	MaxSeries int
 	// MaxObjectSeries caps the per-object view.
@@ -78,7 +88,10 @@ type Engine struct {
 	tombQ   []uint64 // insertion order of tombs, to bound them
 	view    *view
 	sources []*Source
-	strs    map[string]string // interned label values of small cardinality
+	// ttl is the Event TTL (the apiserver's --event-ttl) as far as kubecause can tell, in seconds:
+	// the oldest age at deletion seen (from the last occurrence), the apiserver's default until then.
+	ttl  int64
+	strs map[string]string // interned label values of small cardinality
 	// classified memoises Classify by a 64-bit hash of (reason, message): a PATCH of count
 	// repeats its Event's message, and classifying costs ~7 µs against ~50 ns for the hash.
 	classified map[uint64]uint16
@@ -104,7 +117,8 @@ func (e *Engine) classify(reason, message string) (string, string) {
 		r := e.results[i]
 		return r.cause, r.rule
 	}
-	cause, rule := e.cfg.Classify(reason, message)
+	r := e.cfg.Classifier.Classify(reason, message)
+	cause, rule := r.Cause, r.Rule
 	c := classification{cause, rule}
 	i, ok := e.resultIdx[c]
 	if !ok {
@@ -157,8 +171,8 @@ func New(cfg Config) *Engine {
 	if cfg.MaxTombstones <= 0 {
 		cfg.MaxTombstones = 100000
 	}
-	if cfg.Classify == nil {
-		cfg.Classify = func(string, string) (string, string) { return "unknown", "" }
+	if cfg.Classifier == nil {
+		cfg.Classifier = unclassified{}
 	}
 	e := &Engine{
 		cfg:    cfg,
@@ -167,6 +181,7 @@ func New(cfg Config) *Engine {
 		tombs:  map[uint64]tombstone{},
 		view:   newView(cfg.MaxObjectSeries),
 		strs:   map[string]string{},
+		ttl:    int64(defaultEventTTL / time.Second),
 
 		classified: map[uint64]uint16{},
 		resultIdx:  map[classification]uint16{},
@@ -175,9 +190,20 @@ func New(cfg Config) *Engine {
 	for _, r := range cfg.NormalReasons {
 		e.normal[r] = true
 	}
-	e.m = newMetrics(cfg.MaxSeries)
+	e.m = newMetrics(cfg.MaxSeries, cfg.Classifier.Outcomes())
 	return e
 }
+
+// defaultEventTTL is the apiserver's default --event-ttl.
+const defaultEventTTL = time.Hour
+
+// unclassified is the Classifier of an engine without a cause table.
+type unclassified struct{}
+
+func (unclassified) Classify(string, string) causes.Result {
+	return causes.Result{Cause: causes.Unknown}
+}
+func (unclassified) Outcomes() []causes.Result { return []causes.Result{{Cause: causes.Unknown}} }
 
 // wanted reports whether an Event type/reason is counted at all.
 func (e *Engine) wanted(ev *corev1.Event) bool {
@@ -259,6 +285,9 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: noEntry, src: src}
 		if baseline {
 			break
+		}
+		if watching {
+			e.sources[src].created++
 		}
 		delta = 1
 		if ts, ok := e.tombs[t.name]; ok {
@@ -367,6 +396,11 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 		return
 	}
 	if t, ok := e.events[k]; ok {
+		// An Event expires --event-ttl after its last write: the oldest one seen deleted tells the
+		// TTL (one deleted by hand is younger and changes nothing).
+		if age := e.cfg.Now().Unix() - eventTime(ev); age > e.ttl {
+			e.ttl = age
+		}
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
 		if n := Occurrences(ev); n > t.count && e.wanted(ev) {
 			e.m.count(e.labelsOf(ev), ev.Message, float64(n-t.count))
@@ -383,9 +417,12 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	defer e.mu.Unlock()
 	src, first := s.idx, !s.synced
 	e.m.opRelist.Inc()
+	now := e.cfg.Now().Unix()
 	if !first {
 		e.m.relists.Inc()
+		e.m.gapLost.Add(e.gapEstimate(s, now))
 	}
+	s.listedAt, s.created = now, 0
 	// Events the list contains are marked with a new list generation; those of this source left
 	// unmarked are gone. (A mark in the 24-byte record instead of a set of keys: at the end of a
 	// 50,000-Event list, the moment of the start-up peak, a set would add about 1.5 MB.)
@@ -423,6 +460,19 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 		e.m.synced.Set(1)
 	}
 	return first && e.syncedLocked()
+}
+
+// gapEstimate estimates the Events of source s created and expired inside the gap that ends with
+// a relist at now: Events created at the rate seen between the previous list and the last contact,
+// in the part of the gap longer than the TTL (an Event created later in the gap is still there and
+// is counted by the relist). Each stands for at least one occurrence. Called with e.mu held.
+func (e *Engine) gapEstimate(s *Source, now int64) float64 {
+	watched := s.contact - s.listedAt
+	expired := now - s.contact - e.ttl
+	if watched <= 0 || expired <= 0 || s.created == 0 {
+		return 0
+	}
+	return float64(s.created) / float64(watched) * float64(expired)
 }
 
 // readListed reads one Event of a streamed list of source s as it arrives, exactly as replace

@@ -43,6 +43,23 @@ func classify(reason, message string) (string, string) {
 	return "unknown", ""
 }
 
+// testTable is the stand-in as a Classifier; calls, when set, counts Classify calls.
+type testTable struct{ calls *int }
+
+func (t testTable) Classify(reason, message string) causes.Result {
+	if t.calls != nil {
+		*t.calls++
+	}
+	cause, rule := classify(reason, message)
+	return causes.Result{Cause: cause, Rule: rule}
+}
+
+func (testTable) Outcomes() []causes.Result {
+	return []causes.Result{{Cause: "configmap_not_found", Rule: "volume.configmap_not_found"},
+		{Cause: "disk_full", Rule: "sandbox.disk_full"},
+		{Cause: "scheduling_insufficient_resources", Rule: "scheduling.insufficient"}, {Cause: "unknown"}}
+}
+
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 type harness struct {
@@ -56,7 +73,7 @@ type harness struct {
 func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, now: t0}
-	cfg := Config{Classify: classify, Now: func() time.Time { return h.now }}
+	cfg := Config{Classifier: testTable{}, Now: func() time.Time { return h.now }}
 	for _, f := range mutate {
 		f(&cfg)
 	}
@@ -475,11 +492,10 @@ func TestNormalEventsOnlyForChosenReasons(t *testing.T) {
 
 func TestRuleHitsArePreinitialised(t *testing.T) {
 	h := newHarness(t)
-	h.e.SetTable(TableInfo{Version: "7", Source: "builtin",
-		Causes: []CauseInfo{{Name: "disk_full", Category: "sandbox", RunbookURL: "https://example.com/rb.md#disk_full"}},
-		Rules:  []RuleCause{{Rule: "sandbox.disk_full", Cause: "disk_full"}, {Rule: "", Cause: "unknown"}}})
-	if got := h.value("kubecause_rule_hits_total", map[string]string{"rule": "sandbox.disk_full"}); got != 0 {
-		t.Fatalf("rule hit counter not pre-initialised: %v", got)
+	for _, o := range (testTable{}).Outcomes() {
+		if got := h.value("kubecause_rule_hits_total", map[string]string{"rule": ruleLabel(o.Rule), "cause": o.Cause}); got != 0 {
+			t.Fatalf("rule hit counter %v not pre-initialised: %v", o, got)
+		}
 	}
 	h.sync()
 	h.add(kubeletEvent(uidA, "pod.1", 1, "FailedCreatePodSandBox", "no space left on device"))
@@ -679,6 +695,49 @@ func TestRelistCountsEventsCreatedInTheGap(t *testing.T) {
 	inGap.FirstTimestamp = metav1.NewTime(h.now.Add(-time.Minute))
 	h.add(inGap)
 	h.expect("configmap_not_found", 11)
+}
+
+// TestGapEstimate: Events created and expired inside a watch gap leave nothing to count; their
+// occurrences are estimated from the rate of new Events before the gap and the part of the gap
+// longer than the Event TTL, learnt from the oldest Event seen deleted.
+func TestGapEstimate(t *testing.T) {
+	h := newHarness(t)
+	old := kubeletEvent(uidA, "pod.0", 2, "FailedMount", msgS1)
+	old.LastTimestamp = metav1.NewTime(t0.Add(-90 * time.Minute))
+	h.sync(old)
+	live := []interface{}{}
+	for i := 1; i <= 10; i++ { // 10 new Events in 100 s
+		h.now = t0.Add(time.Duration(i) * 10 * time.Second)
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(h.now), metav1.NewTime(h.now)
+		h.add(ev)
+		live = append(live, ev)
+	}
+	// The oldest Event expires: 90 min after its last occurrence plus the 100 s: the TTL.
+	if err := h.src.Delete(old); err != nil {
+		t.Fatal(err)
+	}
+	estimate := func() float64 { return h.value("kubecause_events_gap_estimated_lost_total", nil) }
+	// A gap shorter than the TTL: whatever was created in it is still there, nothing estimated.
+	h.now = h.now.Add(30 * time.Minute)
+	h.sync(live...)
+	if got := estimate(); got != 0 {
+		t.Fatalf("estimate after a gap shorter than the TTL = %v, want 0", got)
+	}
+	// The watch runs 100 s more with 10 new Events, then is cut for 3 h: the Events created in
+	// its first 3 h − TTL expired before the relist, at 0.1 per second.
+	for i := 11; i <= 20; i++ {
+		h.now = h.now.Add(10 * time.Second)
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(h.now), metav1.NewTime(h.now)
+		h.add(ev)
+	}
+	ttl := 90*60 + 100
+	h.now = h.now.Add(3 * time.Hour)
+	h.sync()
+	if got, want := estimate(), 0.1*float64(3*3600-ttl); got != want {
+		t.Fatalf("estimate after a 3 h gap = %v, want %v (0.1 Events/s × (3 h − TTL %d s))", got, want, ttl)
+	}
 }
 
 // TestFutureEventTimeDoesNotPinTheLatestTimestamp: an Event whose lastTimestamp is in year 9999

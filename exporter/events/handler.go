@@ -1,8 +1,10 @@
 package events
 
 import (
+	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -17,21 +19,29 @@ import (
 // serves only the families named by name[] query parameters when there are any
 // (/metrics?name[]=kubecause_events_total), the view included. A scrape whose writes fail is
 // aborted, never ended as if complete.
+//
+// Scrapes and event processing share the CPU and the engine's lock: at most maxRendering scrapes
+// render and compress the view at once (the others wait for a turn, or until their scraper gives
+// up), so that many concurrent scrapers can neither take every core from the engine nor queue on
+// its lock ahead of it. The response is sent to the network in pieces between turns: a scraper
+// that reads slowly, or not at all, holds no turn, no lock and at most one piece (spoolSize).
 func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.Handler {
 	opts.EnableOpenMetrics = false
 	opts.DisableCompression = true
 	inner := promhttp.HandlerFor(g, opts)
+	turns := make(chan struct{}, maxRendering)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sp := &spool{dst: w, done: r.Context().Done()}
+		defer sp.release()
 		r2 := r.Clone(r.Context())
 		r2.Header.Set("Accept", "text/plain;version=0.0.4")
 		r2.Header.Del("Accept-Encoding")
-		var out io.Writer = w
+		var out io.Writer = sp
 		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 			w.Header().Set("Content-Encoding", "gzip")
 			gz := gzipPool.Get().(*gzip.Writer)
-			gz.Reset(w)
+			gz.Reset(sp)
 			defer func() {
-				_ = gz.Close()
 				gz.Reset(io.Discard) // drop the reference to the response
 				gzipPool.Put(gz)
 			}()
@@ -42,13 +52,101 @@ func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.H
 		if rec.status != 0 && rec.status != http.StatusOK {
 			return
 		}
-		if err := e.WriteView(out, r.URL.Query()["name[]"]...); err != nil {
+		var err error
+		if names := r.URL.Query()["name[]"]; viewWanted(names) {
+			// The registry's part is bounded by the caps; the view's is what takes the CPU.
+			if err = sp.flush(); err == nil {
+				sp.turns = turns
+				if !sp.acquire() {
+					err = errGaveUp
+				}
+			}
+			if err == nil {
+				err = e.WriteView(out, names...)
+			}
+		}
+		if gz, ok := out.(*gzip.Writer); ok && err == nil {
+			err = gz.Close()
+		}
+		if err == nil {
+			err = sp.flush()
+		}
+		if err != nil {
 			// The reader failed or timed out: abort the connection, so the scraper sees a failed
 			// scrape rather than a body that ends cleanly without part of the view.
 			panic(http.ErrAbortHandler)
 		}
 	})
 }
+
+// maxRendering is how many scrapes render at once: half the cores, at least one (a variable so
+// that tests can set it).
+var maxRendering = max(1, runtime.GOMAXPROCS(0)/2)
+
+// spoolSize is how much of a response is rendered before it is sent.
+const spoolSize = 64 << 10
+
+// spool collects a response while its scrape holds a turn (once turns is set) and sends it to the
+// network without the turn, every spoolSize bytes.
+type spool struct {
+	dst   io.Writer
+	turns chan struct{}
+	done  <-chan struct{}
+	buf   []byte
+	held  bool
+}
+
+func (s *spool) acquire() bool {
+	if s.turns == nil {
+		return true // not rendering the view yet
+	}
+	if waitingForTurn != nil && len(s.turns) == cap(s.turns) {
+		waitingForTurn()
+	}
+	select {
+	case s.turns <- struct{}{}:
+		s.held = true
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+func (s *spool) release() {
+	if s.held {
+		<-s.turns
+		s.held = false
+	}
+}
+
+func (s *spool) Write(p []byte) (int, error) {
+	s.buf = append(s.buf, p...)
+	if len(s.buf) >= spoolSize {
+		if err := s.flush(); err != nil {
+			return 0, err
+		}
+		if !s.acquire() {
+			return 0, errGaveUp
+		}
+	}
+	return len(p), nil
+}
+
+// flush gives the turn back and sends what was rendered.
+func (s *spool) flush() error {
+	s.release()
+	if len(s.buf) == 0 {
+		return nil
+	}
+	_, err := s.dst.Write(s.buf)
+	s.buf = s.buf[:0]
+	return err
+}
+
+// waitingForTurn, when set (tests only), runs when a scrape finds every turn taken.
+var waitingForTurn func()
+
+var errGaveUp = errors.New("the scraper gave up while waiting for a turn to render")
 
 // gzipPool holds gzip writers at BestSpeed: a /metrics body is megabytes of repetitive text,
 // which level 1 compresses to within a few percent of the default level at several times the
@@ -71,7 +169,9 @@ type capture struct {
 func (c *capture) WriteHeader(code int) {
 	c.status = code
 	if code != http.StatusOK {
+		// An error page goes out as it is, uncompressed.
 		c.ResponseWriter.Header().Del("Content-Encoding")
+		c.out = c.ResponseWriter
 	}
 	c.ResponseWriter.WriteHeader(code)
 }

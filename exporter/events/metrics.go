@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kubecause/kubecause/exporter/causes"
-	"github.com/kubecause/kubecause/exporter/labels"
 )
 
 // Every kubecause_* family of the event engine is born in this file (see docs/metrics.md): the
@@ -20,23 +19,6 @@ const (
 )
 
 const overflow = "_overflow"
-
-// CauseInfo describes one cause of the loaded cause table (kubecause_cause_info).
-type CauseInfo struct {
-	Name, Category, RunbookURL string
-}
-
-// RuleCause is a (rule, cause) pair a rule can produce; its hit counter is pre-initialised to 0.
-type RuleCause struct {
-	Rule, Cause string
-}
-
-// TableInfo describes the loaded cause table (kubecause_causes_table_info).
-type TableInfo struct {
-	Version, Source string
-	Causes          []CauseInfo
-	Rules           []RuleCause
-}
 
 type aggKey struct {
 	namespace, kind, reason, typ, component, cause string
@@ -56,8 +38,6 @@ type metrics struct {
 	affected *prometheus.CounterVec
 	affKnown map[affKey]prometheus.Counter // guarded by Engine.mu
 	ruleHits *prometheus.CounterVec
-	causes   *prometheus.GaugeVec
-	table    *prometheus.GaugeVec
 
 	notifications *prometheus.CounterVec
 	processed     prometheus.Counter
@@ -67,6 +47,7 @@ type metrics struct {
 	invalid      *prometheus.CounterVec
 	relists      prometheus.Counter
 	possiblyLost prometheus.Counter
+	gapLost      prometheus.Counter
 	watchErrors  prometheus.Counter
 	watchUp      prometheus.GaugeFunc
 	lastEvent    prometheus.Gauge
@@ -87,7 +68,7 @@ type metrics struct {
 	viewDrops prometheus.Counter
 }
 
-func newMetrics(max int) *metrics {
+func newMetrics(max int, outcomes []causes.Result) *metrics {
 	m := &metrics{
 		max: max,
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -104,14 +85,6 @@ func newMetrics(max int) *metrics {
 			Name: "kubecause_rule_hits_total",
 			Help: "Occurrences classified by each rule of the cause table.",
 		}, []string{"rule", "cause"}),
-		causes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "kubecause_cause_info",
-			Help: "One series per cause of the loaded cause table, with its category and runbook.",
-		}, []string{"cause", "category", "runbook_url"}),
-		table: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "kubecause_causes_table_info",
-			Help: "The cause table in use.",
-		}, []string{"version", "source"}),
 		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubecause_event_notifications_total",
 			Help: "Event notifications received from the apiserver, by operation (a relist counts once).",
@@ -136,6 +109,10 @@ func newMetrics(max int) *metrics {
 		possiblyLost: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kubecause_events_possibly_lost_total",
 			Help: "Occurrences a relist could not attribute: carried by Events first seen in a relist that began before the watch lost contact, beyond the one counted.",
+		}),
+		gapLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_events_gap_estimated_lost_total",
+			Help: "Estimated occurrences of Events created and expired inside watch gaps: the rate of new Events before each gap times the part of the gap longer than the Event TTL (an estimate, not a count).",
 		}),
 		watchErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kubecause_watch_errors_total",
@@ -174,6 +151,9 @@ func newMetrics(max int) *metrics {
 	m.opAdd, m.opUpdate = m.notifications.WithLabelValues("add"), m.notifications.WithLabelValues("update")
 	m.opDelete, m.opRelist = m.notifications.WithLabelValues("delete"), m.notifications.WithLabelValues("relist")
 	m.ruleKnown = map[classification]prometheus.Counter{}
+	for _, o := range outcomes {
+		m.ruleKnown[classification{cause: o.Cause, rule: o.Rule}] = m.ruleHits.WithLabelValues(ruleLabel(o.Rule), o.Cause)
+	}
 	for _, p := range []string{"no_uid", "no_reason", "not_an_event"} {
 		m.invalid.WithLabelValues(p)
 	}
@@ -184,19 +164,6 @@ func newMetrics(max int) *metrics {
 	m.viewSize = m.series.WithLabelValues("kubecause_object_events")
 	m.viewDrops = m.dropped.WithLabelValues("kubecause_object_events")
 	return m
-}
-
-// setTable exports the cause table and pre-initialises every rule's hit counter.
-func (m *metrics) setTable(t TableInfo) {
-	m.table.Reset()
-	m.table.WithLabelValues(labels.Value(t.Version), labels.Value(t.Source)).Set(1)
-	m.causes.Reset()
-	for _, c := range t.Causes {
-		m.causes.WithLabelValues(c.Name, c.Category, c.RunbookURL).Set(1)
-	}
-	for _, r := range t.Rules {
-		m.ruleHits.WithLabelValues(ruleLabel(r.Rule), r.Cause)
-	}
 }
 
 func ruleLabel(rule string) string {
@@ -292,8 +259,8 @@ func (m *metrics) viewRefused() { m.viewDrops.Inc() }
 func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.m
 	return []prometheus.Collector{
-		m.events, m.affected, m.ruleHits, m.causes, m.table,
-		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.watchErrors, m.watchUp,
+		m.events, m.affected, m.ruleHits,
+		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.gapLost, m.watchErrors, m.watchUp,
 		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced,
 		unclassifiedCollector{m.templates},
 	}
@@ -331,6 +298,3 @@ func (c unclassifiedCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(unclassifiedEvictionsDesc, prometheus.CounterValue, float64(snap.Overflow))
 }
-
-// SetTable exports the loaded cause table and pre-initialises the per-rule hit counters.
-func (e *Engine) SetTable(t TableInfo) { e.m.setTable(t) }

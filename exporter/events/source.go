@@ -27,6 +27,11 @@ type Source struct {
 	// contact is when the source last heard from the apiserver (unix seconds): a notification,
 	// a bookmark or a list. Guarded by Engine.mu.
 	contact int64
+	// listed is when the source's latest list was read, created how many Events new to kubecause
+	// it has seen created while watching since: the rate of new Events before a gap. Guarded by
+	// Engine.mu.
+	listedAt int64
+	created  int64
 }
 
 var (

@@ -80,10 +80,7 @@ func TestStreamedListIsBaselineThenDiffed(t *testing.T) {
 func TestClassificationIsMemoisedByMessage(t *testing.T) {
 	calls := 0
 	h := newHarness(t, func(c *Config) {
-		c.Classify = func(reason, message string) (string, string) {
-			calls++
-			return classify(reason, message)
-		}
+		c.Classifier = testTable{calls: &calls}
 	})
 	h.sync()
 	for n := int32(1); n <= 5; n++ {
@@ -139,7 +136,7 @@ func TestRelistForgetsWhatItLacksAcrossManyRelists(t *testing.T) {
 // list; relists do not run it again.
 func TestOnSyncedOnceEverySourceHasListed(t *testing.T) {
 	calls := 0
-	e := New(Config{Classify: classify, OnSynced: func() { calls++ }})
+	e := New(Config{Classifier: testTable{}, OnSynced: func() { calls++ }})
 	warn, normal := e.NewSource("type=Warning"), e.NewSource("type=Normal,reason=BackOff")
 	list := []interface{}{kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1)}
 	steps := []struct {

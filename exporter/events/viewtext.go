@@ -3,6 +3,7 @@ package events
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -50,11 +51,7 @@ func (e *Engine) viewChunkOf(dst []viewLine, from, to int, seq uint64, value fun
 // With names (the name[] parameters of a scrape), only the families named are written.
 // An error means w failed and the output is incomplete.
 func (e *Engine) WriteView(w io.Writer, names ...string) error {
-	wantEvents, wantLast := len(names) == 0, len(names) == 0
-	for _, n := range names {
-		wantEvents = wantEvents || n == viewEventsName
-		wantLast = wantLast || n == viewLastName
-	}
+	wantEvents, wantLast := wanted(names, viewEventsName), wanted(names, viewLastName)
 	if !wantEvents && !wantLast {
 		return nil
 	}
@@ -103,6 +100,16 @@ func (e *Engine) WriteView(w io.Writer, names ...string) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// wanted reports whether a scrape asking for names (all when none) asks for family name.
+func wanted(names []string, name string) bool {
+	return len(names) == 0 || slices.Contains(names, name)
+}
+
+// viewWanted reports whether a scrape asking for names writes the view.
+func viewWanted(names []string) bool {
+	return wanted(names, viewEventsName) || wanted(names, viewLastName)
 }
 
 // afterViewChunk, when set (tests only), runs after each chunk is copied, without the lock.

@@ -45,9 +45,6 @@ import (
 	kcweb "github.com/kubecause/kubecause/exporter/web"
 )
 
-// writeTimeout bounds the time to write a response (a scrape of /metrics included).
-const writeTimeout = time.Minute
-
 // DefaultRunbookURLPattern points at the runbooks of this repository; %s is the runbook page.
 const DefaultRunbookURLPattern = "https://github.com/kubecause/kubecause/blob/main/docs/runbooks/%s.md"
 
@@ -70,6 +67,7 @@ type options struct {
 	explainUnknown  bool
 	memLimit        bool
 	memLimitRatio   float64
+	writeTimeout    time.Duration
 	healthAddress   string   // --web.health-listen-address
 	listenAddresses []string // --web.listen-address
 
@@ -108,6 +106,7 @@ func run(args []string) int {
 	serve := app
 	webFlags := webflag.AddFlags(serve, ":9737")
 	serve.Flag("web.health-listen-address", "Address of a second, plain-HTTP listener serving only /healthz and /readyz, for probes that need no credentials when --web.config.file sets TLS or basic auth (e.g. :9738). Default: none.").PlaceHolder("HOST:PORT").StringVar(&o.healthAddress)
+	serve.Flag("web.write-timeout", "Longest time to write a response (a scrape of /metrics included); a scrape not read within it is aborted.").Default("1m").DurationVar(&o.writeTimeout)
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.namespaces)
 	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
@@ -187,6 +186,9 @@ func validateFlags(o options, serving bool) error {
 	if serving {
 		if err := telemetryPath(o.metricsPath, o.routePrefix); err != nil {
 			fail("--web.telemetry-path %q: %v", o.metricsPath, err)
+		}
+		if o.writeTimeout < time.Second {
+			fail("--web.write-timeout must be at least 1s, not %s", o.writeTimeout)
 		}
 		if o.maxSeries < 1 {
 			fail("--events.max-series must be at least 1, not %d", o.maxSeries)
@@ -397,10 +399,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	var engine *events.Engine
 	started := time.Now()
 	engine = events.New(events.Config{
-		Classify: func(reason, message string) (string, string) {
-			r := table.Classify(reason, message)
-			return r.Cause, r.Rule
-		},
+		Classifier:      table,
 		MaxSeries:       o.maxSeries,
 		MaxObjectSeries: o.maxObjectSeries,
 		NormalReasons:   o.normalReasons,
@@ -415,7 +414,6 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			}()
 		},
 	})
-	engine.SetTable(tableInfo(table, tableSource, o.runbookPattern))
 	setGCPercent()
 	if o.memLimit {
 		setMemoryLimit(o.memLimitRatio, memlimit.FromCgroup, logger)
@@ -428,6 +426,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	reg.MustRegister(engine.Collectors()...)
+	reg.MustRegister(causes.NewCollector(table, tableSource, o.runbookPattern))
 
 	namespaces := o.namespaces
 	if len(namespaces) == 0 {
@@ -497,7 +496,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 	// WriteTimeout ends a response that a stalled reader does not take: the scrape fails visibly
 	// (events.Handler aborts it) and holds nothing of kubecause's past it.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: o.writeTimeout, IdleTimeout: 2 * time.Minute}
 	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
 	select {
 	case err := <-errc:
@@ -579,18 +578,4 @@ func startChecks(ctx context.Context, cfg *endpointcheck.Config, client kube.Cli
 		}
 	}()
 	return nil
-}
-
-func tableInfo(t *causes.Table, source, pattern string) events.TableInfo {
-	info := events.TableInfo{Version: t.Version(), Source: source}
-	for _, c := range t.Causes() {
-		info.Causes = append(info.Causes, events.CauseInfo{Name: c.Name, Category: c.Category, RunbookURL: causes.RunbookURL(pattern, c.Runbook)})
-	}
-	for _, r := range t.Rules() {
-		for _, c := range t.RuleCauses(r.ID) {
-			info.Rules = append(info.Rules, events.RuleCause{Rule: r.ID, Cause: c})
-		}
-	}
-	info.Rules = append(info.Rules, events.RuleCause{Rule: "", Cause: causes.Unknown})
-	return info
 }

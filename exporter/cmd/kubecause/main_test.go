@@ -93,6 +93,7 @@ func TestRunRejectsBadFlagValues(t *testing.T) {
 		"reason with a comma":          "--events.normal-reason=BackOff,type=Warning",
 		"zero series cap":              "--events.max-series=0",
 		"negative object view cap":     "--object-view.max-series=-1",
+		"write timeout under 1s":       "--web.write-timeout=10ms",
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, args := range [][]string{{"--config.check", flag}, {flag}} {
