@@ -228,12 +228,7 @@ func checkLinks(t *testing.T, ctx context.Context, base, lang string, links []st
 func TestBrowserRunbooksAndProblems(t *testing.T) {
 	ctx := browser(t)
 	out := artifactsDir(t)
-	bins, err := framework.FindBinaries(true)
-	check(t, err)
-	dir := t.TempDir()
-	cluster, err := framework.StartCluster(filepath.Join(dir, "cluster"), framework.ClusterOptions{LogDir: dir})
-	check(t, err)
-	t.Cleanup(func() { _ = cluster.Stop() })
+	cluster, dir, bins := startCluster(t)
 	addr, err := framework.FreeAddr()
 	check(t, err)
 	// The external URL has a path, as behind a proxy that forwards /kubecause/… unchanged.
@@ -324,7 +319,7 @@ func problems(t *testing.T, ctx context.Context, cluster *framework.Cluster, bas
 		count                       int64
 	}
 	wants := []want{
-		{"shop", "Pod", "cart-7d9f8", "", "configmap_not_found", 3},
+		{"shop", "Pod", "cart-7d9f8", "kubecause-node", "configmap_not_found", 3},
 		{"batch", "Pod", "report-x2k4q", "", "scheduling_insufficient_resources", 1},
 		{"", "Node", "kubecause-node", "kubecause-node", "image_fs_not_ready", 1},
 	}
@@ -333,7 +328,11 @@ func problems(t *testing.T, ctx context.Context, cluster *framework.Cluster, bas
 	for i, w := range wants {
 		m := message(w.cause, w.kind)
 		obj := &metav1.ObjectMeta{Namespace: w.ns, Name: w.name, UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i))}
-		rec := &framework.Recorder{Client: cluster.Client, Component: m.Component, Host: "kubecause-node"}
+		// The node is the kubelet's (source.host); the scheduler and the node controller name none.
+		rec := &framework.Recorder{Client: cluster.Client, Component: m.Component}
+		if m.Component == "kubelet" {
+			rec.Host = "kubecause-node"
+		}
 		ev, err := rec.Emit(bg, framework.Ref(obj, w.kind, "v1"), m.Type, m.Reason, m.Message)
 		check(t, err)
 		if w.count > 1 {

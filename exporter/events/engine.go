@@ -316,7 +316,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	// cannot pin the latest-occurrence gauges ahead of every later occurrence.
 	ts := min(eventTime(ev), e.cfg.Now().Unix())
 	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause}
-	i, change := e.view.move(t.view, key, old, n, ts)
+	i, change := e.view.move(t.view, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
 	switch change {
 	case viewBorn:
 		if !baseline {

@@ -124,6 +124,7 @@ const (
 	uidA  = "0f3c2a9e-4b1d-4c8e-9a7f-1d2e3f405162"
 	uidB  = "1a2b3c4d-5e6f-4a8b-9c0d-e1f2a3b4c5d6"
 	uidC  = "2b3c4d5e-6f70-4b9c-8d1e-f2a3b4c5d6e7"
+	uidD  = "3c4d5e6f-7081-4cad-9e2f-a3b4c5d6e7f8"
 	msgS1 = `MountVolume.SetUp failed for volume "remote-kube-api-server" : configmap "mspider-mcpc-remote-kube-api-server" not found`
 )
 

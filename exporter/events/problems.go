@@ -6,6 +6,9 @@ import "time"
 // one live Event of a reason and cause.
 type Problem struct {
 	Namespace, Kind, Name, Reason, Cause string
+	// Node is the node the entry's Events name (the kubelet's source.host), or the object itself
+	// when it is a Node; "" when no Event named one (the scheduler's, a controller's).
+	Node string
 	// Events is the number of live Events behind the entry, Occurrences what they recorded.
 	Events      int
 	Occurrences int64
@@ -26,6 +29,9 @@ func (e *Engine) Problems() []Problem {
 		}
 		p := Problem{Namespace: en.key.namespace, Kind: en.key.kind, Name: en.key.name, Reason: en.key.reason,
 			Cause: en.key.cause, Events: int(en.events), Occurrences: en.occ}
+		if p.Node = en.node; p.Node == "" && p.Kind == "Node" {
+			p.Node = p.Name
+		}
 		if en.last > 0 {
 			p.LastSeen = time.Unix(en.last, 0).UTC()
 		}

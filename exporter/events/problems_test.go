@@ -1,8 +1,11 @@
 package events
 
 import (
+	"maps"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Problems is the per-object view as the scrape shows it: one entry per object, reason and cause,
@@ -23,7 +26,7 @@ func TestProblemsSnapshot(t *testing.T) {
 	b.Count = 4
 	h.update(b)
 	got := h.e.Problems()
-	want := Problem{Namespace: "istio-system", Kind: "Pod", Name: "mspider-mcpc-ckube-remote-0", Reason: "FailedMount",
+	want := Problem{Namespace: "istio-system", Kind: "Pod", Name: "mspider-mcpc-ckube-remote-0", Node: "node-1", Reason: "FailedMount",
 		Cause: "configmap_not_found", Events: 2, Occurrences: 5, LastSeen: t0.Add(time.Minute)}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("Problems() = %+v, want [%+v]", got, want)
@@ -38,6 +41,19 @@ func TestProblemsSnapshot(t *testing.T) {
 	}
 	if got := h.e.Problems(); len(got) != 0 {
 		t.Errorf("after the Events expired: %+v", got)
+	}
+	// The scheduler names no node; a Node's problem is on the Node itself.
+	h.add(schedulerEvent(uidC, 0))
+	node := kubeletEvent(uidD, "kubecause-node.17d", 1, "NodeNotReady", "Node kubecause-node status is now: NodeNotReady")
+	node.InvolvedObject = corev1.ObjectReference{Kind: "Node", Name: "kubecause-node"}
+	node.Source = corev1.EventSource{Component: "node-controller"}
+	h.add(node)
+	nodes := map[string]string{}
+	for _, p := range h.e.Problems() {
+		nodes[p.Kind+"/"+p.Name] = p.Node
+	}
+	if want := map[string]string{"Pod/etcd-0": "", "Node/kubecause-node": "kubecause-node"}; !maps.Equal(nodes, want) {
+		t.Errorf("nodes %v, want %v", nodes, want)
 	}
 }
 

@@ -19,6 +19,7 @@ type viewEntry struct {
 	events int32  // live Events contributing
 	occ    int64  // occurrences recorded on them
 	last   int64  // latest occurrence, unix seconds
+	node   string // the node of the latest Event that named one (source.host), interned
 }
 
 // Values of tracked.view that are no slot.
@@ -51,13 +52,17 @@ const (
 )
 
 // move accounts an Event whose occurrences went from oldCount to newCount into the entry for key,
-// leaving entry old if it belonged elsewhere. It returns the Event's slot (or refused) and whether
-// an entry was born or refused. Entries left empty are freed.
-func (v *view) move(old int32, key viewKey, oldCount, newCount int32, ts int64) (int32, viewChange) {
+// leaving entry old if it belonged elsewhere; node, when not empty, becomes the entry's node. It
+// returns the Event's slot (or refused) and whether an entry was born or refused. Entries left
+// empty are freed.
+func (v *view) move(old int32, key viewKey, oldCount, newCount int32, ts int64, node string) (int32, viewChange) {
 	if old >= 0 && v.entries[old].key == key {
 		en := &v.entries[old]
 		en.occ += int64(newCount - oldCount)
 		en.last = max(en.last, ts)
+		if node != "" {
+			en.node = node
+		}
 		return old, viewSame
 	}
 	v.release(old, oldCount)
@@ -83,6 +88,9 @@ func (v *view) move(old int32, key viewKey, oldCount, newCount int32, ts int64) 
 	en.events++
 	en.occ += int64(newCount)
 	en.last = max(en.last, ts)
+	if node != "" {
+		en.node = node
+	}
 	return i, change
 }
 

@@ -31,7 +31,7 @@ type Problem struct {
 	Namespace string `json:"namespace"`
 	Kind      string `json:"kind"`
 	Name      string `json:"name"`
-	// Node is the node the problem is on when known: for now, the object itself when it is a Node.
+	// Node is the node the problem is on when known (events.Problem.Node).
 	Node        string    `json:"node,omitempty"`
 	Reason      string    `json:"reason"`
 	Cause       string    `json:"cause"`
@@ -62,7 +62,7 @@ func (f Filter) match(p events.Problem) bool {
 		return true
 	}
 	t := strings.ToLower(f.Text)
-	for _, s := range []string{p.Namespace, p.Kind, p.Name, p.Reason, p.Cause} {
+	for _, s := range []string{p.Namespace, p.Kind, p.Name, p.Node, p.Reason, p.Cause} {
 		if strings.Contains(strings.ToLower(s), t) {
 			return true
 		}
@@ -86,11 +86,8 @@ func (h *Problems) list(f Filter) (ProblemList, []string, []string) {
 		if !f.match(p) {
 			continue
 		}
-		row := Problem{Namespace: p.Namespace, Kind: p.Kind, Name: p.Name, Reason: p.Reason, Cause: p.Cause,
+		row := Problem{Namespace: p.Namespace, Kind: p.Kind, Name: p.Name, Node: p.Node, Reason: p.Reason, Cause: p.Cause,
 			Events: p.Events, Count: p.Occurrences, LastSeen: p.LastSeen}
-		if p.Kind == "Node" {
-			row.Node = p.Name
-		}
 		if h.RunbookURL != nil {
 			row.RunbookURL = h.RunbookURL(p.Cause)
 		}

@@ -206,8 +206,8 @@ var now = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 func problems() *Problems {
 	view := []events.Problem{
 		{Namespace: "real-s1", Kind: "Pod", Name: "app-1", Reason: "FailedMount", Cause: "configmap_not_found", Events: 1, Occurrences: 7, LastSeen: now.Add(-time.Minute)},
-		{Namespace: "real-s5", Kind: "Pod", Name: "agent-mz6d4", Reason: "BackOff", Cause: "crash_loop_backoff", Events: 2, Occurrences: 30, LastSeen: now.Add(-10 * time.Second)},
-		{Namespace: "", Kind: "Node", Name: "kubecause-node", Reason: "NodeHasDiskPressure", Cause: "node_disk_pressure", Events: 1, Occurrences: 1, LastSeen: now.Add(-time.Hour)},
+		{Namespace: "real-s5", Kind: "Pod", Name: "agent-mz6d4", Node: "worker-2", Reason: "BackOff", Cause: "crash_loop_backoff", Events: 2, Occurrences: 30, LastSeen: now.Add(-10 * time.Second)},
+		{Namespace: "", Kind: "Node", Name: "kubecause-node", Node: "kubecause-node", Reason: "NodeHasDiskPressure", Cause: "node_disk_pressure", Events: 1, Occurrences: 1, LastSeen: now.Add(-time.Hour)},
 		{Namespace: "real-s1", Kind: "Pod", Name: "x<script>", Reason: "<b>odd</b>", Cause: "unknown", Events: 1, Occurrences: 1},
 	}
 	return &Problems{
@@ -240,7 +240,7 @@ func TestProblemsJSON(t *testing.T) {
 			first.RunbookURL != "https://kc.example/runbooks/page#crash_loop_backoff" || !first.LastSeen.Equal(now.Add(-10*time.Second)) {
 			t.Errorf("first problem %+v", first)
 		}
-		if l.Problems[2].Node != "kubecause-node" || l.Problems[0].Node != "" {
+		if l.Problems[0].Node != "worker-2" || l.Problems[1].Node != "" || l.Problems[2].Node != "kubecause-node" {
 			t.Errorf("node: %+v", l.Problems)
 		}
 	}
