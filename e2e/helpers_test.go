@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -22,6 +23,19 @@ const (
 )
 
 // promValue waits until expr has exactly one sample equal to want and logs it.
+// startCluster starts etcd and the apiserver alone (no Prometheus, no node) in a temporary
+// directory, stopped when the test ends, and returns it with that directory and the binaries.
+func startCluster(t *testing.T) (*framework.Cluster, string, framework.Binaries) {
+	t.Helper()
+	bins, err := framework.FindBinaries(true)
+	check(t, err)
+	dir := t.TempDir()
+	cluster, err := framework.StartCluster(filepath.Join(dir, "cluster"), framework.ClusterOptions{LogDir: dir})
+	check(t, err)
+	t.Cleanup(func() { _ = cluster.Stop() })
+	return cluster, dir, bins
+}
+
 func promValue(t *testing.T, s *framework.Stack, expr string, want float64) {
 	t.Helper()
 	v, err := s.Prometheus.API.WaitValue(context.Background(), expr, want, metricTimeout)

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,12 +236,7 @@ func TestWatchGapCountsEventsCreatedInIt(t *testing.T) {
 // with every entry) and the stalled connection is cut by --web.write-timeout.
 func TestStalledScrapeIsCutOthersComplete(t *testing.T) {
 	ctx := testContext(t)
-	bins, err := framework.FindBinaries(true)
-	check(t, err)
-	dir := t.TempDir()
-	cluster, err := framework.StartCluster(filepath.Join(dir, "cluster"), framework.ClusterOptions{LogDir: dir})
-	check(t, err)
-	t.Cleanup(func() { _ = cluster.Stop() })
+	cluster, dir, bins := startCluster(t)
 	check(t, cluster.EnsureNamespaces(ctx, "apps"))
 
 	// One view entry per Event (one pod each): ~330 bytes of view text per entry, 5 MB in all,

@@ -31,12 +31,7 @@ import (
 // listener (--web.health-listen-address, the chart's probes) answers /healthz and /readyz over
 // plain HTTP without credentials, and nothing else.
 func TestMetricsTLSAndBasicAuth(t *testing.T) {
-	bins, err := framework.FindBinaries(true)
-	check(t, err)
-	dir := t.TempDir()
-	cluster, err := framework.StartCluster(filepath.Join(dir, "cluster"), framework.ClusterOptions{LogDir: dir})
-	check(t, err)
-	t.Cleanup(func() { _ = cluster.Stop() })
+	cluster, dir, bins := startCluster(t)
 
 	certPEM, keyPEM := selfSigned(t)
 	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)

@@ -109,19 +109,23 @@ func TestRunRejectsBadFlagValues(t *testing.T) {
 	}
 }
 
+// s1EventList is one kubelet Event whose message is seed S1's, from a real hosted mesh
+// (exporter/causes/golden_test.go), as `kubectl get events -o json` lists it.
+const s1EventList = `{"apiVersion": "v1", "kind": "List", "items": [{
+      "apiVersion": "v1", "kind": "Event",
+      "metadata": {"name": "mspider-mcpc-ckube-remote-7d9.17a", "namespace": "istio-system"},
+      "involvedObject": {"kind": "Pod", "namespace": "istio-system", "name": "mspider-mcpc-ckube-remote-7d9"},
+      "reason": "FailedMount", "type": "Warning", "count": 12,
+      "message": "MountVolume.SetUp failed for volume \"remote-kube-api-server\" : configmap \"mspider-mcpc-remote-kube-api-server\" not found",
+      "source": {"component": "kubelet", "host": "node-1"}}]}`
+
 // TestExplainReadsStandardInput: `kubecause explain -f -` reads the Events piped to it, not the
 // live cluster (there is none here).
 func TestExplainReadsStandardInput(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("HOME", t.TempDir())
 	in := filepath.Join(t.TempDir(), "events.json")
-	if err := os.WriteFile(in, []byte(`{"apiVersion": "v1", "kind": "List", "items": [{
-      "apiVersion": "v1", "kind": "Event",
-      "metadata": {"name": "mspider-mcpc-ckube-remote-7d9.17a", "namespace": "istio-system"},
-      "involvedObject": {"kind": "Pod", "namespace": "istio-system", "name": "mspider-mcpc-ckube-remote-7d9"},
-      "reason": "FailedMount", "type": "Warning", "count": 12,
-      "message": "MountVolume.SetUp failed for volume \"remote-kube-api-server\" : configmap \"mspider-mcpc-remote-kube-api-server\" not found",
-      "source": {"component": "kubelet", "host": "node-1"}}]}`), 0o600); err != nil {
+	if err := os.WriteFile(in, []byte(s1EventList), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"explain", "-f", "-"}, {"explain", "--file", "-"}, {"explain", "--file=-"}, {"explain", "-o", "json", "-f", "-"}} {

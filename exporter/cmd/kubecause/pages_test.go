@@ -13,13 +13,7 @@ import (
 func explainRunbook(t *testing.T, flags ...string) string {
 	t.Helper()
 	in := filepath.Join(t.TempDir(), "events.json")
-	if err := os.WriteFile(in, []byte(`{"apiVersion": "v1", "kind": "List", "items": [{
-      "apiVersion": "v1", "kind": "Event",
-      "metadata": {"name": "mspider-mcpc-ckube-remote-7d9.17a", "namespace": "istio-system"},
-      "involvedObject": {"kind": "Pod", "namespace": "istio-system", "name": "mspider-mcpc-ckube-remote-7d9"},
-      "reason": "FailedMount", "type": "Warning", "count": 12,
-      "message": "MountVolume.SetUp failed for volume \"remote-kube-api-server\" : configmap \"mspider-mcpc-remote-kube-api-server\" not found",
-      "source": {"component": "kubelet", "host": "node-1"}}]}`), 0o600); err != nil {
+	if err := os.WriteFile(in, []byte(s1EventList), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
