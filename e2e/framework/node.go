@@ -271,7 +271,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 	if err := createCgroupRoot(n.CgroupRoot); err != nil {
 		return nil, fmt.Errorf("creating the node's cgroup root %s: %w", n.CgroupRoot, err)
 	}
-	if err := n.writeCNIConfig(n.PodSubnet); err != nil {
+	if err := n.RestorePodAddresses(); err != nil {
 		return nil, err
 	}
 	if err := n.startContainerd(o.SandboxImage); err != nil {
@@ -298,32 +298,53 @@ func (n *Node) ctr(args ...string) (string, error) {
 	return string(out), err
 }
 
-// writeCNIConfig writes the bridge + host-local network with the given subnet. containerd
-// reloads it when it changes.
-func (n *Node) writeCNIConfig(subnet string) error {
-	conf := fmt.Sprintf(`{
-  "cniVersion": "0.4.0",
-  "name": "kubecause-e2e",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": %q,
-      "isGateway": true,
-      "ipMasq": false,
-      "ipam": {
-        "type": "host-local",
-        "ranges": [[{"subnet": %q}]],
-        "dataDir": %q
-      }
-    }
-  ]
-}
-`, n.Bridge, subnet, filepath.Join(n.Dir, "cni", "ipam"))
-	return os.WriteFile(filepath.Join(n.Dir, "cni", "net.d", "10-kubecause.conflist"), []byte(conf), 0o644)
+// cniNetwork is the name of the node's CNI network; host-local keeps one file per address it
+// handed out under <ipam dataDir>/<cniNetwork>/.
+const cniNetwork = "kubecause-e2e"
+
+// writeCNIConfig writes the bridge + host-local network on the node's subnet, gateway .1,
+// handing out addresses from first to last (the whole subnet when both are empty). containerd
+// 1.6 reloads its CNI configuration on a write, rename or removal in the directory, not on a
+// create: the file is written under a name the CNI does not load (.tmp) and renamed over the
+// old one, so containerd reloads (on the rename) and never loads a half-written file.
+func (n *Node) writeCNIConfig(first, last string) error {
+	r := map[string]string{"subnet": n.PodSubnet, "gateway": strings.TrimSuffix(n.PodSubnet, "0/24") + "1"}
+	if first != "" {
+		r["rangeStart"], r["rangeEnd"] = first, last
+	}
+	conf, err := json.MarshalIndent(map[string]any{
+		"cniVersion": "0.4.0",
+		"name":       cniNetwork,
+		"plugins": []any{map[string]any{
+			"type": "bridge", "bridge": n.Bridge, "isGateway": true, "ipMasq": false,
+			"ipam": map[string]any{"type": "host-local", "ranges": [][]map[string]string{{r}}, "dataDir": filepath.Join(n.Dir, "cni", "ipam")},
+		}},
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(n.Dir, "cni", "net.d", "10-kubecause.conflist.tmp")
+	if err := os.WriteFile(tmp, conf, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(n.Dir, "cni", "net.d", "10-kubecause.conflist"))
 }
 
-// SetPodSubnet replaces the CNI range (seed S13: a range with no free address left).
-func (n *Node) SetPodSubnet(subnet string) error { return n.writeCNIConfig(subnet) }
+// LimitPodAddresses leaves the CNI one address to hand out, the highest of the subnet no pod
+// holds, and returns it (seed S13: the next pod after it gets none).
+func (n *Node) LimitPodAddresses() (string, error) {
+	prefix := strings.TrimSuffix(n.PodSubnet, "0/24")
+	for host := 254; host > 1; host-- {
+		ip := fmt.Sprintf("%s%d", prefix, host)
+		if _, err := os.Stat(filepath.Join(n.Dir, "cni", "ipam", cniNetwork, ip)); errors.Is(err, os.ErrNotExist) {
+			return ip, n.writeCNIConfig(ip, ip)
+		}
+	}
+	return "", fmt.Errorf("every address of %s is held", n.PodSubnet)
+}
+
+// RestorePodAddresses lets the CNI hand out the whole subnet again.
+func (n *Node) RestorePodAddresses() error { return n.writeCNIConfig("", "") }
 
 func (n *Node) startContainerd(sandboxImage string) error {
 	cfg := fmt.Sprintf(`version = 2
@@ -479,6 +500,18 @@ nodeStatusUpdateFrequency: 4s
 syncFrequency: 5s
 fileCheckFrequency: 2s
 evictionPressureTransitionPeriod: 10s
+# The host's disk is shared and may be 85-90 %% full: the default thresholds (imagefs.available
+# 15 %%, nodefs.available 10 %%) would put this node under DiskPressure and evict every pod.
+# Absolute thresholds make the node's health independent of the host's fill; image GC is off (the
+# images are imported, not pulled again).
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 512Mi
+  nodefs.inodesFree: "1%%"
+  imagefs.available: 512Mi
+  imagefs.inodesFree: "1%%"
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 `, n.CgroupRoot, n.PodLogsDir, n.Socket, port, hport, n.ManifestDir)
 	n.kubeletCfg = filepath.Join(n.Dir, "kubelet", "config.yaml")
 	if err := os.WriteFile(n.kubeletCfg, []byte(cfg), 0o644); err != nil {

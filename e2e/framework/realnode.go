@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -98,6 +99,17 @@ func createPod(ctx context.Context, s *Stack, p *corev1.Pod) error {
 
 func deletePod(ctx context.Context, s *Stack, ns, name string) error {
 	return s.Cluster.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
+}
+
+// deletePodAndWait deletes a pod and waits until it is gone (its name free again).
+func deletePodAndWait(ctx context.Context, s *Stack, ns, name string) error {
+	if err := deletePod(ctx, s, ns, name); err != nil {
+		return err
+	}
+	return Poll(ctx, 60e9, func() (bool, error) {
+		_, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
 
 // S1: a Deployment's pods mount a ConfigMap that does not exist; creating it fixes them.
@@ -421,41 +433,58 @@ func realS19() RealScenario {
 	}
 }
 
-// S13: the CNI's address range is used up: the next sandboxes get no IP.
+// S13: the CNI's address range is used up: the pod that takes its last address runs, the next
+// one gets no IP.
 func realS13() RealScenario {
-	const ns = "real-s13"
-	var saved string
+	const ns, holder, next = "real-s13", "holder", "no-address"
 	return RealScenario{
 		ID: "S13", Title: "CNI IP range exhausted", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
-			saved = s.Node.PodSubnet
-			// The last /30 of the node's range: its gateway and one pod address.
-			var a, b, c int
-			if _, err := fmt.Sscanf(saved, "%d.%d.%d.0/24", &a, &b, &c); err != nil {
+			last, err := s.Node.LimitPodAddresses()
+			if err != nil {
 				return err
 			}
-			if err := s.Node.SetPodSubnet(fmt.Sprintf("%d.%d.%d.252/30", a, b, c)); err != nil {
-				return err
-			}
-			for _, name := range []string{"first", "second", "third"} {
-				if err := createPod(ctx, s, pod(ns, name)); err != nil {
+			// containerd reloads the CNI configuration in the background after the change: a holder
+			// set up before that got another address and is replaced until it holds the last one.
+			var ip string
+			for attempt := 1; ip != last; attempt++ {
+				if attempt > 3 {
+					return fmt.Errorf("pod %s/%s got %s three times, not the only address left %s: containerd did not load the limited range", ns, holder, ip, last)
+				}
+				if ip != "" {
+					if err := deletePodAndWait(ctx, s, ns, holder); err != nil {
+						return err
+					}
+				}
+				if err := createPod(ctx, s, pod(ns, holder)); err != nil {
 					return err
 				}
+				if err := Poll(ctx, 120e9, func() (bool, error) {
+					p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, holder, metav1.GetOptions{})
+					if err != nil || p.Status.Phase != corev1.PodRunning {
+						return false, nil
+					}
+					ip = p.Status.PodIP
+					return true, nil
+				}); err != nil {
+					return fmt.Errorf("pod %s/%s, to take the last address %s, never ran: %w", ns, holder, last, err)
+				}
 			}
-			return nil
+			return createPod(ctx, s, pod(ns, next))
 		},
 		Fix: func(ctx context.Context, s *Stack) error {
-			if err := s.Node.SetPodSubnet(saved); err != nil {
+			if err := s.Node.RestorePodAddresses(); err != nil {
 				return err
 			}
-			for _, name := range []string{"first", "second", "third"} {
+			for _, name := range []string{holder, next} {
 				if err := deletePod(ctx, s, ns, name); err != nil {
 					return err
 				}
 			}
 			return nil
 		},
-		Expect: []RealEvent{{Kind: "Pod", Object: "*", Reason: "FailedCreatePodSandBox", Cause: "cni_error"}},
+		Expect: []RealEvent{{Kind: "Pod", Object: next, Reason: "FailedCreatePodSandBox", Cause: "cni_error"}},
+		// Only the pod without an address: exactly one alert for the namespace.
 		Alerts: []ExpectedAlert{{Name: "KubecausePodSandboxFailing", Labels: map[string]string{"namespace": ns, "cause": "cni_error"},
 			Runbook: "kubecausepodsandboxfailing.md#cni_error"}},
 	}
