@@ -58,7 +58,9 @@ e2e: deps build ## end-to-end tests on real components (127.0.0.1 only)
 real-messages: deps build ## re-record the real node's Event messages into the classifier's fixture (new ones: cause TODO)
 	KUBECAUSE_REAL_MESSAGES=$(CURDIR)/exporter/causes/testdata/real-node.yaml hack/e2e.sh -run 'TestRealNode$$'
 
-demo: deps build ## local control plane + seed scenarios, or KUBECONFIG=... for a real cluster
+# The demo installs only what it runs (hack/demo.sh: Debian packages, control plane, kubelet), not
+# the lint, rule-test and chart tools of `deps`.
+demo: build ## local control plane + seed scenarios, or KUBECONFIG=... for a real cluster
 	@if [ -x hack/demo.sh ]; then hack/demo.sh; else $(BIN) $(if $(KUBECONFIG),--kubeconfig=$(KUBECONFIG)); fi
 
 image: deps ## linux/amd64+arm64 image into bin/image without a Docker daemon; tests its binary

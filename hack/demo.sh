@@ -20,6 +20,7 @@ if [ -n "${KUBECONFIG:-}" ]; then
 	exec bin/kubecause --kubeconfig="$KUBECONFIG" --web.listen-address=127.0.0.1:9737 "$@"
 fi
 export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-assets}
+bash hack/deps/00-apt.sh
 bash hack/deps/20-e2e-tools.sh
 bash hack/deps/25-node-tools.sh
 mkdir -p bin
