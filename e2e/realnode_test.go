@@ -79,7 +79,11 @@ func TestRealNode(t *testing.T) {
 func realFires(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
 	t.Logf("%s: %s", sc.ID, sc.Title)
 	for _, e := range sc.Expect {
-		ev := waitRealEvent(t, s, sc.Namespace, e)
+		ns := sc.Namespace
+		if e.Namespace != "" {
+			ns = e.Namespace
+		}
+		ev := waitRealEvent(t, s, ns, e)
 		t.Logf("%s wrote %s %s on %s/%s: %q", eventComponent(ev), ev.Type, ev.Reason, e.Kind, ev.InvolvedObject.Name, ev.Message)
 		// kubecause labels an Event with its object's namespace: none for a Node.
 		if got := waitObjectCause(t, s, ev.InvolvedObject.Namespace, e.Kind, ev.InvolvedObject.Name, e.Reason); got != e.Cause {

@@ -214,10 +214,15 @@ type Node struct {
 	containerd  *Process
 	kubelet     *Process
 	kubeletCfg  string
-	healthz     string
-	subnetLock  *os.File
-	seenNetns   []string
-	seenSockets []string
+	kubeletPort int
+	healthzPort int
+	// nodefsAvailable is the kubelet's nodefs.available eviction threshold.
+	nodefsAvailable string
+	images          []string
+	healthz         string
+	subnetLock      *os.File
+	seenNetns       []string
+	seenSockets     []string
 }
 
 // NodeOptions configure StartNode.
@@ -253,6 +258,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 		RegistryHosts: filepath.Join(o.Dir, "containerd", "certs.d"),
 		cluster:       c,
 		logDir:        o.LogDir,
+		images:        o.Images,
 	}
 	liveNodes.Store(n, true)
 	defer func() {
@@ -277,10 +283,8 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 	if err := n.startContainerd(o.SandboxImage); err != nil {
 		return nil, err
 	}
-	for _, img := range o.Images {
-		if out, err := n.ctr("images", "import", "--all-platforms", img); err != nil {
-			return nil, fmt.Errorf("importing %s into containerd: %v: %s", img, err, out)
-		}
+	if err := n.importImages(); err != nil {
+		return nil, err
 	}
 	if err := n.startKubelet(); err != nil {
 		return nil, err
@@ -289,6 +293,16 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 		return nil, err
 	}
 	return n, nil
+}
+
+// importImages imports the node's image tarballs into containerd.
+func (n *Node) importImages() error {
+	for _, img := range n.images {
+		if out, err := n.ctr("images", "import", "--all-platforms", img); err != nil {
+			return fmt.Errorf("importing %s into containerd: %v: %s", img, err, out)
+		}
+	}
+	return nil
 }
 
 // ctr runs containerd's ctr against this node's socket in the CRI namespace.
@@ -453,12 +467,20 @@ func (n *Node) FreeSmallDisk() error {
 }
 
 // TrustRegistry makes containerd reach host ("127.0.0.1:port") over plain HTTP.
-func (n *Node) TrustRegistry(host string) error {
+func (n *Node) TrustRegistry(host string) error { return n.registryScheme(host, "http") }
+
+// ExpectTLSRegistry makes containerd reach host over HTTPS, as it does for every registry
+// not on the loopback and not configured as insecure.
+func (n *Node) ExpectTLSRegistry(host string) error { return n.registryScheme(host, "https") }
+
+// registryScheme writes host's hosts.toml: containerd reaches it with scheme.
+func (n *Node) registryScheme(host, scheme string) error {
 	dir := filepath.Join(n.RegistryHosts, host)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	conf := fmt.Sprintf("server = \"http://%s\"\n\n[host.\"http://%s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", host, host)
+	url := scheme + "://" + host
+	conf := fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", url, url)
 	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(conf), 0o644)
 }
 
@@ -472,6 +494,17 @@ func (n *Node) startKubelet() error {
 		return err
 	}
 	n.healthz = fmt.Sprintf("http://127.0.0.1:%d/healthz", hport)
+	n.kubeletCfg = filepath.Join(n.Dir, "kubelet", "config.yaml")
+	n.kubeletPort, n.healthzPort = port, hport
+	n.nodefsAvailable = defaultNodefsAvailable
+	if err := n.writeKubeletConfig(); err != nil {
+		return err
+	}
+	return n.StartKubelet()
+}
+
+// writeKubeletConfig writes the kubelet's configuration file.
+func (n *Node) writeKubeletConfig() error {
 	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
@@ -506,18 +539,45 @@ evictionPressureTransitionPeriod: 10s
 # images are imported, not pulled again).
 evictionHard:
   memory.available: 100Mi
-  nodefs.available: 512Mi
+  nodefs.available: %s
   nodefs.inodesFree: "1%%"
   imagefs.available: 512Mi
   imagefs.inodesFree: "1%%"
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-`, n.CgroupRoot, n.PodLogsDir, n.Socket, port, hport, n.ManifestDir)
-	n.kubeletCfg = filepath.Join(n.Dir, "kubelet", "config.yaml")
-	if err := os.WriteFile(n.kubeletCfg, []byte(cfg), 0o644); err != nil {
+`, n.CgroupRoot, n.PodLogsDir, n.Socket, n.kubeletPort, n.healthzPort, n.ManifestDir, n.nodefsAvailable)
+	return os.WriteFile(n.kubeletCfg, []byte(cfg), 0o644)
+}
+
+// defaultNodefsAvailable is the kubelet's nodefs.available eviction threshold (see its config).
+const defaultNodefsAvailable = "512Mi"
+
+// SetDiskPressure restarts the kubelet with a nodefs.available eviction threshold 4 GiB above
+// what the kubelet's filesystem has free, so the kubelet reports DiskPressure and evicts pods as
+// on a full disk (seed S18) while nothing is written to the machine's disks. Off restores the
+// threshold and re-imports the node's images, which image garbage collection under the pressure
+// may have removed.
+func (n *Node) SetDiskPressure(ctx context.Context, on bool) error {
+	if err := n.StopKubelet(); err != nil {
 		return err
 	}
-	return n.StartKubelet()
+	n.nodefsAvailable = defaultNodefsAvailable
+	if on {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(filepath.Join(n.Dir, "kubelet"), &st); err != nil {
+			return err
+		}
+		n.nodefsAvailable = fmt.Sprintf("%dGi", st.Bavail*uint64(st.Bsize)>>30+4)
+	} else if err := n.importImages(); err != nil {
+		return err
+	}
+	if err := n.writeKubeletConfig(); err != nil {
+		return err
+	}
+	if err := n.StartKubelet(); err != nil {
+		return err
+	}
+	return n.WaitReady(ctx, 120*time.Second)
 }
 
 // StartKubelet starts (or restarts) the kubelet with the node's configuration.

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -39,11 +40,13 @@ type PromExpect struct {
 	Want float64
 }
 
-// RealEvent is an Event a real component writes about Object in the scenario's namespace.
+// RealEvent is an Event a real component writes about Object in the scenario's namespace, or in
+// Namespace when set (a Node's Events are in "default").
 type RealEvent struct {
 	Kind, Object, Reason string
 	// Cause is what kubecause must call it.
-	Cause string
+	Cause     string
+	Namespace string
 }
 
 // RealScenarioNamespaces lists the scenarios' namespaces.
@@ -59,7 +62,7 @@ func RealScenarioNamespaces(scs []RealScenario) []string {
 func RealScenarios() []RealScenario {
 	return []RealScenario{
 		realS1(), realS6(), realS11(), realCommandNotFound(), realS4(),
-		realS12NotFound(), realS12Auth(), realS12Unreachable(), realSchedulingCPU(), realSchedulingSelector(),
+		realS12NotFound(), realS12Auth(), realS12Unreachable(), realS12Insecure(), realSchedulingCPU(), realSchedulingSelector(),
 		realS2(), realS3(), realS18(), realS5(), realS19(), realOOMKilled(), realS10(), realS7(),
 	}
 }
@@ -67,7 +70,7 @@ func RealScenarios() []RealScenario {
 // RealNodeScenarios change the node for every pod (its network, its taints, its kubelet): the
 // test plays, checks and fixes them one at a time after the others.
 func RealNodeScenarios() []RealScenario {
-	return []RealScenario{realSchedulingTaint(), realS13(), realS17()}
+	return []RealScenario{realS18DiskPressure(), realSchedulingTaint(), realS13(), realS17()}
 }
 
 // pod is a pod of the test image on the real node's scheduler.
@@ -265,6 +268,21 @@ func realS12Unreachable() RealScenario {
 	}, "Failed", "image_registry_unreachable", "KubecausePodImagePullFailing")
 }
 
+// S12: the registry speaks plain HTTP and the node's runtime expects HTTPS (no insecure-registry
+// setting for it). The open registry is named by another host, localhost:port, whose hosts.toml
+// says https, as containerd assumes for any registry off the loopback.
+func realS12Insecure() RealScenario {
+	return podScenario("S12d", "plain-HTTP registry, runtime expects HTTPS", "real-s12-insecure", "insecure-registry", func(s *Stack, p *corev1.Pod) error {
+		_, port, err := net.SplitHostPort(s.Registry.Addr)
+		if err != nil {
+			return err
+		}
+		host := net.JoinHostPort("localhost", port)
+		container(p).Image = host + "/kubecause/testapp:e2e"
+		return s.Node.ExpectTLSRegistry(host)
+	}, "Failed", "image_insecure_registry", "KubecausePodImagePullFailing")
+}
+
 // FailedScheduling from the real scheduler: more CPU than the node has.
 func realSchedulingCPU() RealScenario {
 	return podScenario("SCHED-CPU", "insufficient CPU", "real-sched-cpu", "fifty-cpus", func(_ *Stack, p *corev1.Pod) error {
@@ -309,6 +327,85 @@ func realS18() RealScenario {
 		c.Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("4Mi")}
 		return nil
 	}, "Evicted", "evicted_ephemeral_storage_limit", "")
+}
+
+// S18 under DiskPressure: the kubelet's nodefs.available threshold is raised above what its
+// filesystem has free (Node.SetDiskPressure; nothing is written to the disk), so the kubelet
+// reports DiskPressure and evicts pods, the largest user of local storage first: a pod that wrote
+// 8 MiB to an emptyDir. Every other pod on the node is evicted in turn, as on a full disk; the
+// other node scenarios create theirs after this one. Fixed: the threshold restored, the node
+// without pressure, the evicted pod deleted.
+func realS18DiskPressure() RealScenario {
+	const ns, name = "real-s18-pressure", "disk-hog"
+	node := func(s *Stack) *corev1.Node {
+		n, err := s.Cluster.Client.CoreV1().Nodes().Get(context.Background(), s.Node.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		return n
+	}
+	diskPressure := func(n *corev1.Node) bool {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeDiskPressure {
+				return c.Status == corev1.ConditionTrue
+			}
+		}
+		return false
+	}
+	return RealScenario{
+		ID: "S18-PRESSURE", Title: "node under DiskPressure, pods evicted", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			p := pod(ns, name, func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+				c := container(p)
+				c.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+				c.Args = []string{"-fill-dir=/scratch", "-fill-mib=8"}
+			})
+			if err := createPod(ctx, s, p); err != nil {
+				return err
+			}
+			if err := Poll(ctx, 90e9, func() (bool, error) {
+				p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+				return err == nil && p.Status.Phase == corev1.PodRunning, nil
+			}); err != nil {
+				return fmt.Errorf("pod %s/%s never ran: %w", ns, name, err)
+			}
+			return s.Node.SetDiskPressure(ctx, true)
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			if err := s.Node.SetDiskPressure(ctx, false); err != nil {
+				return err
+			}
+			if err := deletePod(ctx, s, ns, name); err != nil {
+				return err
+			}
+			// Without pressure (and its taint) before the next node scenario schedules a pod.
+			return Poll(ctx, 90e9, func() (bool, error) {
+				n := node(s)
+				if n == nil || diskPressure(n) {
+					return false, nil
+				}
+				for _, t := range n.Spec.Taints {
+					if t.Key == corev1.TaintNodeDiskPressure {
+						return false, nil
+					}
+				}
+				return true, nil
+			})
+		},
+		Expect: []RealEvent{
+			{Kind: "Pod", Object: name, Reason: "Evicted", Cause: "evicted_disk"},
+			{Kind: "Node", Object: "kubecause-node", Reason: "NodeHasDiskPressure", Cause: "node_disk_pressure", Namespace: "default"},
+			{Kind: "Node", Object: "kubecause-node", Reason: "EvictionThresholdMet", Cause: "node_disk_pressure", Namespace: "default"},
+		},
+		Alerts: []ExpectedAlert{
+			{Name: "KubecauseNodePressure", Labels: map[string]string{"node": "kubecause-node", "condition": "DiskPressure"},
+				Runbook: "kubecausenodepressure.md#diskpressure"},
+			{Name: "KubecausePodEvicted", Labels: map[string]string{"namespace": ns, "cause": "evicted_disk"},
+				Runbook: "kubecausepodevicted.md#evicted_disk"},
+		},
+		Fixed: []PromExpect{{Expr: `max(kube_node_status_condition{node="kubecause-node",condition="DiskPressure",status="true"})`, Want: 0}},
+	}
 }
 
 // S2: a PVC without a StorageClass and no PV: the PV controller reports it.
