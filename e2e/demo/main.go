@@ -1,6 +1,7 @@
 // Command demo runs kubecause's whole chain locally: a kube-apiserver with etcd,
-// kube-state-metrics, kubecause, Prometheus (UI on 127.0.0.1:9090) and Alertmanager
-// (127.0.0.1:9093), plays the seed scenarios in, prints what fired with runbook links, and
+// kube-state-metrics, kubecause (127.0.0.1:9737, serving the runbooks the alerts link), Prometheus
+// (UI on 127.0.0.1:9090) and Alertmanager (127.0.0.1:9093), plays the seed scenarios in, prints
+// what fired with runbook links (each checked to open its section), and
 // cleans up on Ctrl-C. On a host that can run a node (root, cgroups), the cluster has a real
 // node with the controllers and the scenarios are real failing pods; elsewhere (or with
 // --no-real-node) the Events are written as the components would write them.
@@ -24,12 +25,13 @@ import (
 func main() {
 	prom := flag.String("prometheus", "127.0.0.1:9090", "Prometheus listen address (empty: a free port)")
 	am := flag.String("alertmanager", "127.0.0.1:9093", "Alertmanager listen address (empty: a free port)")
+	kc := flag.String("kubecause", "127.0.0.1:9737", "kubecause listen address (empty: a free port); the alerts link the runbooks it serves")
 	maxFor := flag.Duration("alert-for", 10*time.Second, "cap on the alerts' `for` so the demo fires within seconds (0: the mixin's own durations)")
 	wait := flag.Duration("wait", 3*time.Minute, "how long to wait for the expected alerts")
 	exitAfter := flag.Bool("exit", false, "stop after printing what fired instead of waiting for Ctrl-C")
 	realNode := flag.Bool("real-node", true, "run a real node (kubelet, containerd, controllers) when this host can")
 	flag.Parse()
-	if err := run(*prom, *am, *maxFor, *wait, *exitAfter, *realNode); err != nil {
+	if err := run(*prom, *am, *kc, *maxFor, *wait, *exitAfter, *realNode); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -42,7 +44,7 @@ type demoScenario struct {
 	Alerts    []framework.ExpectedAlert
 }
 
-func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter, realNode bool) error {
+func run(promAddr, amAddr, kcAddr string, maxFor, wait time.Duration, exitAfter, realNode bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, err := os.MkdirTemp("", "kubecause-demo-")
@@ -77,7 +79,7 @@ func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter, realNod
 	fmt.Println("Starting the local chain (logs under " + dir + "/logs):")
 	s, err := framework.StartStack(ctx, framework.StackOptions{
 		WorkDir: dir, Namespaces: namespaces, MaxFor: maxFor, Cluster: "demo", RealNode: realNode,
-		PrometheusListen: promAddr, AlertmanagerListen: amAddr, Logf: logf,
+		PrometheusListen: promAddr, AlertmanagerListen: amAddr, KubecauseListen: kcAddr, ServeRunbooks: true, Logf: logf,
 	})
 	if err != nil {
 		return err
@@ -114,7 +116,8 @@ func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter, realNod
 	})
 	firing := s.Webhook.Firing(nil)
 	sort.Slice(firing, func(i, j int) bool { return firing[i].String() < firing[j].String() })
-	fmt.Printf("\nFiring now (%d alerts, as the pager received them):\n", len(firing))
+	var dead []string
+	fmt.Printf("\nFiring now (%d alerts, as the pager received them; the runbooks are served by kubecause):\n", len(firing))
 	for _, n := range firing {
 		what := n.Labels["pod"]
 		for _, k := range []string{"persistentvolumeclaim", "service", "node"} {
@@ -126,7 +129,13 @@ func run(promAddr, amAddr string, maxFor, wait time.Duration, exitAfter, realNod
 		if c := n.Labels["cause"]; c != "" {
 			fmt.Printf("  cause=%s", c)
 		}
-		fmt.Printf("\n      %s\n      runbook: %s\n", n.Annotations["description"], n.Annotations["runbook_url"])
+		link := n.Annotations["runbook_url"]
+		status := "opens its section"
+		if err := framework.CheckRunbookLink(link); err != nil {
+			status = err.Error()
+			dead = append(dead, link)
+		}
+		fmt.Printf("\n      %s\n      runbook: %s (%s)\n", n.Annotations["description"], link, status)
 	}
 	var missing []string
 	for _, a := range expected {
@@ -145,6 +154,8 @@ Where to look:
   Alerts             http://%[1]s/alerts
   Alertmanager       http://%[2]s
   kubecause metrics  http://%[3]s/metrics
+  live problems      http://%[3]s/problems
+  runbooks           http://%[3]s/runbooks/
   kube-state-metrics http://%[4]s/metrics
   the cluster        kubectl --kubeconfig %[5]s get events -A
   offline diagnosis  %[6]s explain -f <events.json>
@@ -152,6 +163,9 @@ Where to look:
 	if exitAfter {
 		if len(missing) > 0 {
 			return fmt.Errorf("%d expected alerts did not fire", len(missing))
+		}
+		if len(dead) > 0 {
+			return fmt.Errorf("%d runbook links do not open their section", len(dead))
 		}
 		return nil
 	}

@@ -65,6 +65,11 @@ func StartKubecause(bin, kubeconfig, logDir, name string, extraArgs ...string) (
 	if err != nil {
 		return nil, err
 	}
+	return StartKubecauseOn(addr, bin, kubeconfig, logDir, name, extraArgs...)
+}
+
+// StartKubecauseOn starts kubecause listening on addr and waits until it is ready.
+func StartKubecauseOn(addr, bin, kubeconfig, logDir, name string, extraArgs ...string) (*Kubecause, error) {
 	args := append([]string{"--web.listen-address=" + addr, "--kubeconfig=" + kubeconfig, "--log.level=debug"}, extraArgs...)
 	k := &Kubecause{Component{Process: NewProcess(name, logDir, bin, args...), Addr: addr}}
 	if err := k.Restart(); err != nil {

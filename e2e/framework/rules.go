@@ -2,8 +2,11 @@ package framework
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -89,4 +92,62 @@ func PrepareRuleFiles(files []string, dir string, maxFor time.Duration) ([]strin
 		out = append(out, p)
 	}
 	return out, orig, nil
+}
+
+// repoRunbook matches the mixin's default runbook links: the public repository's
+// docs/runbooks/[zh/]<page>.md.
+var repoRunbook = regexp.MustCompile(`https://github\.com/kubecause/kubecause/blob/main/docs/runbooks/(zh/)?([a-z0-9]+|README)\.md`)
+
+// ServedRunbookLinks points the mixin's runbook links in text at the runbooks kubecause serves
+// under external, as the mixin renders them with _config.kubecauseExternalURL (and the chart
+// with web.externalURL): <external>/runbooks/<page>?lang=<en|zh>.
+func ServedRunbookLinks(text, external string) string {
+	base := strings.TrimSuffix(external, "/") + "/runbooks/"
+	return repoRunbook.ReplaceAllStringFunc(text, func(link string) string {
+		m := repoRunbook.FindStringSubmatch(link)
+		page, lang := m[2], "en"
+		if page == "README" {
+			page = ""
+		}
+		if m[1] != "" {
+			lang = "zh"
+		}
+		return base + page + "?lang=" + lang
+	})
+}
+
+// linkServedRunbooks rewrites the rule files' runbook links in place (ServedRunbookLinks).
+func linkServedRunbooks(files []string, external string) error {
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(f, []byte(ServedRunbookLinks(string(b), external)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckRunbookLink fetches a runbook link kubecause serves and checks that the page renders the
+// heading its anchor names.
+func CheckRunbookLink(link string) error {
+	page, anchor, _ := strings.Cut(link, "#")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(page)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answers %s", page, resp.Status)
+	}
+	if anchor != "" && !strings.Contains(string(body), fmt.Sprintf(` id=%q`, anchor)) {
+		return fmt.Errorf("%s has no heading #%s", page, anchor)
+	}
+	return nil
 }

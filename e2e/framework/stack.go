@@ -32,9 +32,15 @@ type StackOptions struct {
 	RuleFiles []string
 	// MaxFor caps the alerts' `for` in the loaded rule copies (0: 5 s; negative: unchanged).
 	MaxFor time.Duration
-	// PrometheusListen and AlertmanagerListen are host:port ("" = free 127.0.0.1 ports).
+	// PrometheusListen, AlertmanagerListen and KubecauseListen (the first replica) are
+	// host:port ("" = free 127.0.0.1 ports).
 	PrometheusListen   string
 	AlertmanagerListen string
+	KubecauseListen    string
+	// ServeRunbooks points the alerts' runbook links at the runbooks the first kubecause replica
+	// serves (--web.external-url), as an air-gapped install does, instead of the public
+	// repository.
+	ServeRunbooks bool
 	// Cluster is the `cluster` label Prometheus adds to every scraped series ("" = "e2e").
 	Cluster string
 	// Prometheus3 adds a second alerting chain beside the Debian Prometheus 2: Prometheus 3
@@ -159,13 +165,29 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
+	firstAddr := o.KubecauseListen
+	if firstAddr == "" {
+		if firstAddr, err = FreeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	external := "http://" + firstAddr
+	kubecauseArgs := o.KubecauseArgs
+	if o.ServeRunbooks {
+		kubecauseArgs = append([]string{"--web.external-url=" + external}, kubecauseArgs...)
+	}
 	for i := 0; i < o.KubecauseReplicas; i++ {
 		t = time.Now()
-		name := "kubecause"
+		name, addr := "kubecause", firstAddr
 		if o.KubecauseReplicas > 1 {
 			name = fmt.Sprintf("kubecause-%d", i)
 		}
-		k, err := StartKubecause(s.Bin.Kubecause, kubeconfig, s.LogDir, name, o.KubecauseArgs...)
+		if i > 0 {
+			if addr, err = FreeAddr(); err != nil {
+				return nil, err
+			}
+		}
+		k, err := StartKubecauseOn(addr, s.Bin.Kubecause, kubeconfig, s.LogDir, name, kubecauseArgs...)
 		if err != nil {
 			return nil, err
 		}
@@ -188,6 +210,11 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.OriginalFor = orig
+	if o.ServeRunbooks {
+		if err := linkServedRunbooks(loaded, external); err != nil {
+			return nil, err
+		}
+	}
 	var inhibit []byte
 	if o.InhibitRules {
 		if inhibit, err = os.ReadFile(filepath.Join(root, "rules", "alertmanager", "inhibit-rules.yaml")); err != nil {
