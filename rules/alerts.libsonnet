@@ -69,14 +69,17 @@ local lib = import 'lib.libsonnet';
                            cfg.containerFailingFor,
                            lib.t(cfg, 'Containers fail to start or keep crashing.', '容器无法启动或反复崩溃。'),
                            lib.t(cfg, 'has a failing container', '有容器失败')),
+          // The evicted pod still exists and has terminated. Not its status reason: a pod the
+          // kubelet rejects at admission under pressure (after a restart) can end Succeeded with
+          // no reason, as the real node showed.
           {
             alert: cats.eviction.alert,
             expr: |||
               count by (%(clusterLabel)s, namespace, cause) (
                 %(view)s  and on (%(clusterLabel)s, namespace, pod)
-                max by (%(clusterLabel)s, namespace, pod) (kube_pod_status_reason{%(kubeStateMetricsSelector)s, reason="Evicted"}) == 1
+                max by (%(clusterLabel)s, namespace, pod) (%(terminated)s) == 1
               )
-            ||| % (cfg { view: lib.podView(cfg, cats.eviction.causes) }),
+            ||| % (cfg { view: lib.podView(cfg, cats.eviction.causes), terminated: lib.ksm(cfg, 'kube_pod_status_phase', 'phase=~"Failed|Succeeded"') }),
             'for': cfg.podEvictedFor,
             labels: { severity: 'warning' },
             annotations: {

@@ -319,7 +319,8 @@ func realS3() RealScenario {
 
 // S18: a container writes more than its ephemeral-storage limit; the kubelet evicts the pod.
 func realS18() RealScenario {
-	return podScenario("S18", "ephemeral-storage limit exceeded, evicted", "real-s18", "fills-scratch", func(_ *Stack, p *corev1.Pod) error {
+	const ns = "real-s18"
+	sc := podScenario("S18", "ephemeral-storage limit exceeded, evicted", ns, "fills-scratch", func(_ *Stack, p *corev1.Pod) error {
 		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 		c := container(p)
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
@@ -327,14 +328,23 @@ func realS18() RealScenario {
 		c.Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("4Mi")}
 		return nil
 	}, "Evicted", "evicted_ephemeral_storage_limit", "")
+	sc.Alerts = []ExpectedAlert{evictedAlert(ns, "evicted_ephemeral_storage_limit")}
+	return sc
 }
 
-// S18 under DiskPressure: the kubelet's nodefs.available threshold is raised above what its
-// filesystem has free (Node.SetDiskPressure; nothing is written to the disk), so the kubelet
-// reports DiskPressure and evicts pods, the largest user of local storage first: a pod that wrote
-// 8 MiB to an emptyDir. Every other pod on the node is evicted in turn, as on a full disk; the
-// other node scenarios create theirs after this one. Fixed: the threshold restored, the node
-// without pressure, the evicted pod deleted.
+// evictedAlert is KubecausePodEvicted for a namespace and cause (it counts pods and names none).
+func evictedAlert(ns, cause string) ExpectedAlert {
+	return ExpectedAlert{Name: "KubecausePodEvicted", Labels: map[string]string{"namespace": ns, "cause": cause},
+		Runbook: "kubecausepodevicted.md#" + cause}
+}
+
+// S18 under DiskPressure: the kubelet restarts with a nodefs.available threshold above what its
+// filesystem has free (Node.SetDiskPressure; nothing is written to the disk). It reports
+// DiskPressure and refuses to admit again the pods that were running (Evicted, "The node had
+// condition: [DiskPressure]."), here a pod that wrote 8 MiB to an emptyDir, and every other pod
+// on the node, as a kubelet restarted on a full disk does; the other node scenarios create
+// theirs after this one. Fixed: the threshold restored, the node without pressure, the pod
+// deleted.
 func realS18DiskPressure() RealScenario {
 	const ns, name = "real-s18-pressure", "disk-hog"
 	node := func(s *Stack) *corev1.Node {
@@ -401,8 +411,7 @@ func realS18DiskPressure() RealScenario {
 		Alerts: []ExpectedAlert{
 			{Name: "KubecauseNodePressure", Labels: map[string]string{"node": "kubecause-node", "condition": "DiskPressure"},
 				Runbook: "kubecausenodepressure.md#diskpressure"},
-			{Name: "KubecausePodEvicted", Labels: map[string]string{"namespace": ns, "cause": "evicted_disk"},
-				Runbook: "kubecausepodevicted.md#evicted_disk"},
+			evictedAlert(ns, "evicted_disk"),
 		},
 		Fixed: []PromExpect{{Expr: `max(kube_node_status_condition{node="kubecause-node",condition="DiskPressure",status="true"})`, Want: 0}},
 	}
