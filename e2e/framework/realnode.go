@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -113,6 +114,18 @@ func deletePodAndWait(ctx context.Context, s *Stack, ns, name string) error {
 		_, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// waitPodRunning waits until the pod runs.
+func waitPodRunning(ctx context.Context, s *Stack, ns, name string, timeout time.Duration) error {
+	err := Poll(ctx, timeout, func() (bool, error) {
+		p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+	})
+	if err != nil {
+		return fmt.Errorf("pod %s/%s never ran: %w", ns, name, err)
+	}
+	return nil
 }
 
 // S1: a Deployment's pods mount a ConfigMap that does not exist; creating it fixes them.
@@ -374,11 +387,8 @@ func realS18DiskPressure() RealScenario {
 			if err := createPod(ctx, s, p); err != nil {
 				return err
 			}
-			if err := Poll(ctx, 90e9, func() (bool, error) {
-				p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-				return err == nil && p.Status.Phase == corev1.PodRunning, nil
-			}); err != nil {
-				return fmt.Errorf("pod %s/%s never ran: %w", ns, name, err)
+			if err := waitPodRunning(ctx, s, ns, name, 90*time.Second); err != nil {
+				return err
 			}
 			return s.Node.SetDiskPressure(ctx, true)
 		},
@@ -525,11 +535,8 @@ func realS19() RealScenario {
 				return err
 			}
 			// Deleted once the pod runs: the pvc-protection finalizer then keeps it.
-			if err := Poll(ctx, 120e9, func() (bool, error) {
-				p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, user, metav1.GetOptions{})
-				return err == nil && p.Status.Phase == corev1.PodRunning, nil
-			}); err != nil {
-				return fmt.Errorf("pod %s/%s using the PVC never ran: %w", ns, user, err)
+			if err := waitPodRunning(ctx, s, ns, user, 120*time.Second); err != nil {
+				return err
 			}
 			return s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{})
 		},
@@ -696,10 +703,7 @@ func realSchedulingTaint() RealScenario {
 				return fmt.Errorf("removing the taint of node %s: %w", s.Node.Name, err)
 			}
 			// Running before the next node scenario changes the node again.
-			return Poll(ctx, 90e9, func() (bool, error) {
-				p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-				return err == nil && p.Status.Phase == corev1.PodRunning, nil
-			})
+			return waitPodRunning(ctx, s, ns, name, 90*time.Second)
 		},
 		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "FailedScheduling", Cause: "scheduling_taint_not_tolerated"}},
 		Alerts: []ExpectedAlert{podAlert("KubecausePodUnschedulable", ns, name, "scheduling_taint_not_tolerated")},
