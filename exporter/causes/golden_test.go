@@ -150,6 +150,11 @@ var goldens = []golden{
 	{"runc state root full (S10, runc#3659)", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: unable to store init state: %!w(<nil>): unknown`, "disk_full", "sandbox.disk_full"},
 	{"runtime slow to kill", "ExceededGracePeriod", `Container runtime did not kill the pod within specified grace period.`, "runtime_timeout", "sandbox.kill_exceeded_grace_period"},
 
+	// ---- node
+	// kubelet 1.31-1.34 (kubernetes/kubernetes pkg/kubelet/cm/container_manager.go,
+	// CgroupV1MaintenanceModeWarning); 1.35's wording is in testdata/real-node.yaml.
+	{"cgroup v1 in maintenance mode", "CgroupV1", `cgroup v1 support is in maintenance mode, please migrate to cgroup v2`, "cgroup_v1_deprecated", "node.cgroup_v1"},
+
 	// ---- scheduling (S2)
 	{"insufficient cpu", "FailedScheduling", `0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},
 	{"insufficient memory beside a control-plane taint", "FailedScheduling", `0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},

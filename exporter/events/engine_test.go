@@ -797,7 +797,8 @@ func TestObserveReturnsWhatItCounted(t *testing.T) {
 // (reason, message template), so a user sees which messages to write a rule for; the pairs add
 // up to kubecause_events_unclassified_total.
 func TestUnclassifiedTemplates(t *testing.T) {
-	// Written by a real kubelet 1.35.4 on a cgroup v1 node (exporter/causes/testdata/real-node.yaml).
+	// Written by a real kubelet 1.35.4 on a cgroup v1 node (exporter/causes/testdata/real-node.yaml);
+	// testTable, unlike the built-in table, has no rule for it.
 	const msg = `cgroup v1 detected. cgroup v1 support is deprecated and will be removed in a future release. Please migrate to cgroup v2. More information at https://git.k8s.io/enhancements/keps/sig-node/5573-remove-cgroup-v1`
 	h := newHarness(t)
 	h.sync()
