@@ -108,3 +108,22 @@ func binaryImage(bin, path string) (v1.Image, error) {
 	cf.Config.Entrypoint = []string{path}
 	return mutate.ConfigFile(img, cf)
 }
+
+// Variant is img with the label kubecause.test/variant=label: the same layer under a config and
+// manifest no node has yet, so pulling it makes the runtime write to its content store.
+func (t TestImage) Variant(label string) (TestImage, error) {
+	cf, err := t.Image.ConfigFile()
+	if err != nil {
+		return TestImage{}, err
+	}
+	cfg := cf.Config.DeepCopy()
+	if cfg.Labels == nil {
+		cfg.Labels = map[string]string{}
+	}
+	cfg.Labels["kubecause.test/variant"] = label
+	img, err := mutate.Config(t.Image, *cfg)
+	if err != nil {
+		return TestImage{}, err
+	}
+	return TestImage{Ref: t.Ref + "-" + label, Image: img}, nil
+}

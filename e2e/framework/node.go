@@ -432,16 +432,41 @@ const (
 	SmallDiskRuntimeClass   = "small-disk"
 )
 
-// FillSmallDisk mounts a 1 MiB tmpfs on SmallDiskDir and fills it, so the runtime handler
+// FillSmallDisk mounts a full 1 MiB tmpfs on SmallDiskDir, so the runtime handler
 // SmallDiskRuntimeHandler has no space left (seed S10). The machine's own disks are untouched.
 func (n *Node) FillSmallDisk() error {
-	if err := syscall.Mount("tmpfs", n.SmallDiskDir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=1m,mode=0755"); err != nil {
-		return fmt.Errorf("mounting a tmpfs on %s: %w", n.SmallDiskDir, err)
+	return fillTmpfs(n.SmallDiskDir, filepath.Join("runc", "k8s.io"))
+}
+
+// FreeSmallDisk unmounts SmallDiskDir's tmpfs.
+func (n *Node) FreeSmallDisk() error { return unmount(n.SmallDiskDir) }
+
+// ingestDir is where containerd's content store writes every blob a pull fetches before it
+// commits it.
+func (n *Node) ingestDir() string {
+	return filepath.Join(n.Dir, "containerd", "root", "io.containerd.content.v1.content", "ingest")
+}
+
+// FillContentStore mounts a full 1 MiB tmpfs on containerd's ingest directory: the next pull of
+// anything the node lacks fails with no space left on device, as on a full /var/lib/containerd
+// (seed S10). Images already on the node, and the machine's own disks, are untouched.
+func (n *Node) FillContentStore() error { return fillTmpfs(n.ingestDir(), "") }
+
+// FreeContentStore unmounts the ingest directory's tmpfs.
+func (n *Node) FreeContentStore() error { return unmount(n.ingestDir()) }
+
+// fillTmpfs mounts a 1 MiB tmpfs on dir, makes keep (a directory the user of dir needs, when
+// not empty) and fills the rest, so any further write there fails with ENOSPC.
+func fillTmpfs(dir, keep string) error {
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=1m,mode=0755"); err != nil {
+		return fmt.Errorf("mounting a tmpfs on %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(filepath.Join(n.SmallDiskDir, "runc", "k8s.io"), 0o711); err != nil {
-		return err
+	if keep != "" {
+		if err := os.MkdirAll(filepath.Join(dir, keep), 0o711); err != nil {
+			return err
+		}
 	}
-	f, err := os.Create(filepath.Join(n.SmallDiskDir, "fill"))
+	f, err := os.Create(filepath.Join(dir, "fill"))
 	if err != nil {
 		return err
 	}
@@ -455,13 +480,12 @@ func (n *Node) FillSmallDisk() error {
 			return err
 		}
 	}
-	return fmt.Errorf("%s: 4 MiB written to a 1 MiB tmpfs without ENOSPC", n.SmallDiskDir)
+	return fmt.Errorf("%s: 4 MiB written to a 1 MiB tmpfs without ENOSPC", dir)
 }
 
-// FreeSmallDisk unmounts SmallDiskDir's tmpfs.
-func (n *Node) FreeSmallDisk() error {
-	if err := syscall.Unmount(n.SmallDiskDir, syscall.MNT_DETACH); err != nil {
-		return fmt.Errorf("unmounting %s: %w", n.SmallDiskDir, err)
+func unmount(dir string) error {
+	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmounting %s: %w", dir, err)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func RealScenarios() []RealScenario {
 // RealNodeScenarios change the node for every pod (its network, its taints, its kubelet): the
 // test plays, checks and fixes them one at a time after the others.
 func RealNodeScenarios() []RealScenario {
-	return []RealScenario{realS18DiskPressure(), realSchedulingTaint(), realS13(), realS17()}
+	return []RealScenario{realS18DiskPressure(), realS10Pull(), realSchedulingTaint(), realS13(), realS17()}
 }
 
 // pod is a pod of the test image on the real node's scheduler.
@@ -663,6 +663,40 @@ func realS10() RealScenario {
 		return s.Node.FreeSmallDisk()
 	}
 	return sc
+}
+
+// S10 as a full /var/lib/containerd shows itself first: pulls fail. containerd's ingest
+// directory is a full 1 MiB tmpfs (FillContentStore) and the pod's image is one the node does
+// not have yet (a variant of the test image in the local registry). Freeing the space lets the
+// kubelet's next pull succeed and the pod run.
+func realS10Pull() RealScenario {
+	const ns, name = "real-s10-pull", "pull-disk-full"
+	return RealScenario{
+		ID: "S10-PULL", Title: "image pull into a full runtime disk (no space left on device)", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			img, err := s.Testapp.Variant("s10-pull")
+			if err != nil {
+				return err
+			}
+			ref, err := s.Registry.Push(img, "kubecause/testapp:s10-pull")
+			if err != nil {
+				return err
+			}
+			if err := s.Node.FillContentStore(); err != nil {
+				return err
+			}
+			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) { container(p).Image = ref }))
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			if err := s.Node.FreeContentStore(); err != nil {
+				return err
+			}
+			// The kubelet retries the pull after its back-off (at most 5 min).
+			return waitPodRunning(ctx, s, ns, name, 6*time.Minute)
+		},
+		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "Failed", Cause: "disk_full"}},
+		Alerts: []ExpectedAlert{podAlert("KubecausePodSandboxFailing", ns, name, "disk_full")},
+	}
 }
 
 // FailedScheduling from the real scheduler: the only node has a NoSchedule taint the pod does
