@@ -140,7 +140,8 @@ func waitRealEvent(t *testing.T, s *framework.Stack, ns string, e framework.Real
 			return false, nil
 		}
 		for _, ev := range evs.Items {
-			if ev.Reason == e.Reason && ev.InvolvedObject.Kind == e.Kind && (e.Object == "*" || ev.InvolvedObject.Name == e.Object) {
+			if ev.Reason == e.Reason && ev.InvolvedObject.Kind == e.Kind && (e.Object == "*" || ev.InvolvedObject.Name == e.Object) &&
+				strings.Contains(ev.Message, e.Message) {
 				found = ev
 				return true, nil
 			}
@@ -155,7 +156,7 @@ func waitRealEvent(t *testing.T, s *framework.Stack, ns string, e framework.Real
 				seen = append(seen, fmt.Sprintf("%s %s %s/%s: %s", ev.Type, ev.Reason, ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Message))
 			}
 		}
-		t.Fatalf("no %s Event on %s %s/%s: %v; Events in %s:\n%s", e.Reason, e.Kind, ns, e.Object, err, ns, strings.Join(seen, "\n"))
+		t.Fatalf("no %s Event on %s %s/%s (message containing %q): %v; Events in %s:\n%s", e.Reason, e.Kind, ns, e.Object, e.Message, err, ns, strings.Join(seen, "\n"))
 	}
 	return found
 }

@@ -582,19 +582,54 @@ const defaultNodefsAvailable = "512Mi"
 // threshold and re-imports the node's images, which image garbage collection under the pressure
 // may have removed.
 func (n *Node) SetDiskPressure(ctx context.Context, on bool) error {
+	if !on {
+		// While the kubelet is stopped, so no garbage collection removes them again.
+		return n.restartWithNodefsAvailable(ctx, defaultNodefsAvailable, n.importImages)
+	}
+	free, err := n.nodefsFree()
+	if err != nil {
+		return err
+	}
+	return n.restartWithNodefsAvailable(ctx, fmt.Sprintf("%dGi", free>>30+4), nil)
+}
+
+// SetDiskHeadroom restarts the kubelet with a nodefs.available eviction threshold headroom bytes
+// below what its filesystem has free: a pod that writes more crosses it while running, and the
+// kubelet's eviction manager evicts the pod using the most disk, as when a disk fills up under
+// running pods (seed S18). SetDiskPressure(false) restores the threshold.
+func (n *Node) SetDiskHeadroom(ctx context.Context, headroom uint64) error {
+	free, err := n.nodefsFree()
+	if err != nil {
+		return err
+	}
+	if free < headroom+1<<30 {
+		return fmt.Errorf("%s: %d MiB free, too little to set a threshold %d MiB below it", n.Dir, free>>20, headroom>>20)
+	}
+	return n.restartWithNodefsAvailable(ctx, fmt.Sprintf("%dMi", (free-headroom)>>20), nil)
+}
+
+// nodefsFree is what the kubelet's filesystem has free for unprivileged use, as the kubelet
+// counts nodefs.available.
+func (n *Node) nodefsFree() (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Join(n.Dir, "kubelet"), &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// restartWithNodefsAvailable restarts the kubelet with the nodefs.available threshold, running
+// stopped (when not nil) while it is down.
+func (n *Node) restartWithNodefsAvailable(ctx context.Context, threshold string, stopped func() error) error {
 	if err := n.StopKubelet(); err != nil {
 		return err
 	}
-	n.nodefsAvailable = defaultNodefsAvailable
-	if on {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(filepath.Join(n.Dir, "kubelet"), &st); err != nil {
+	if stopped != nil {
+		if err := stopped(); err != nil {
 			return err
 		}
-		n.nodefsAvailable = fmt.Sprintf("%dGi", st.Bavail*uint64(st.Bsize)>>30+4)
-	} else if err := n.importImages(); err != nil {
-		return err
 	}
+	n.nodefsAvailable = threshold
 	if err := n.writeKubeletConfig(); err != nil {
 		return err
 	}

@@ -48,6 +48,9 @@ type RealEvent struct {
 	// Cause is what kubecause must call it.
 	Cause     string
 	Namespace string
+	// Message, when set, is text the component's message must contain: which of the
+	// component's wordings for the reason the scenario is about.
+	Message string
 }
 
 // RealScenarioNamespaces lists the scenarios' namespaces.
@@ -71,7 +74,7 @@ func RealScenarios() []RealScenario {
 // RealNodeScenarios change the node for every pod (its network, its taints, its kubelet): the
 // test plays, checks and fixes them one at a time after the others.
 func RealNodeScenarios() []RealScenario {
-	return []RealScenario{realS18DiskPressure(), realS10Pull(), realSchedulingTaint(), realS13(), realS17()}
+	return []RealScenario{realS18DiskPressure(), realS18LowOnDisk(), realS10Pull(), realSchedulingTaint(), realS13(), realS17()}
 }
 
 // pod is a pod of the test image on the real node's scheduler.
@@ -360,31 +363,10 @@ func evictedAlert(ns, cause string) ExpectedAlert {
 // deleted.
 func realS18DiskPressure() RealScenario {
 	const ns, name = "real-s18-pressure", "disk-hog"
-	node := func(s *Stack) *corev1.Node {
-		n, err := s.Cluster.Client.CoreV1().Nodes().Get(context.Background(), s.Node.Name, metav1.GetOptions{})
-		if err != nil {
-			return nil
-		}
-		return n
-	}
-	diskPressure := func(n *corev1.Node) bool {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeDiskPressure {
-				return c.Status == corev1.ConditionTrue
-			}
-		}
-		return false
-	}
 	return RealScenario{
 		ID: "S18-PRESSURE", Title: "node under DiskPressure, pods evicted", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
-			p := pod(ns, name, func(p *corev1.Pod) {
-				p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-				c := container(p)
-				c.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
-				c.Args = []string{"-fill-dir=/scratch", "-fill-mib=8"}
-			})
-			if err := createPod(ctx, s, p); err != nil {
+			if err := createPod(ctx, s, diskWriterPod(ns, name, 8)); err != nil {
 				return err
 			}
 			if err := waitPodRunning(ctx, s, ns, name, 90*time.Second); err != nil {
@@ -392,29 +374,9 @@ func realS18DiskPressure() RealScenario {
 			}
 			return s.Node.SetDiskPressure(ctx, true)
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
-			if err := s.Node.SetDiskPressure(ctx, false); err != nil {
-				return err
-			}
-			if err := deletePod(ctx, s, ns, name); err != nil {
-				return err
-			}
-			// Without pressure (and its taint) before the next node scenario schedules a pod.
-			return Poll(ctx, 90e9, func() (bool, error) {
-				n := node(s)
-				if n == nil || diskPressure(n) {
-					return false, nil
-				}
-				for _, t := range n.Spec.Taints {
-					if t.Key == corev1.TaintNodeDiskPressure {
-						return false, nil
-					}
-				}
-				return true, nil
-			})
-		},
+		Fix: fixDiskScenario(ns, name),
 		Expect: []RealEvent{
-			{Kind: "Pod", Object: name, Reason: "Evicted", Cause: "evicted_disk"},
+			{Kind: "Pod", Object: name, Reason: "Evicted", Cause: "evicted_disk", Message: "The node had condition: [DiskPressure]"},
 			{Kind: "Node", Object: "kubecause-node", Reason: "NodeHasDiskPressure", Cause: "node_disk_pressure", Namespace: "default"},
 			{Kind: "Node", Object: "kubecause-node", Reason: "EvictionThresholdMet", Cause: "node_disk_pressure", Namespace: "default"},
 		},
@@ -424,6 +386,76 @@ func realS18DiskPressure() RealScenario {
 			evictedAlert(ns, "evicted_disk"),
 		},
 		Fixed: []PromExpect{{Expr: `max(kube_node_status_condition{node="kubecause-node",condition="DiskPressure",status="true"})`, Want: 0}},
+	}
+}
+
+// diskWriterPod is a pod that writes mib MiB to an emptyDir and stays up.
+func diskWriterPod(ns, name string, mib int) *corev1.Pod {
+	return pod(ns, name, func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		c := container(p)
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+		c.Args = []string{"-fill-dir=/scratch", fmt.Sprintf("-fill-mib=%d", mib)}
+	})
+}
+
+// fixDiskScenario restores the kubelet's threshold (and the node's images), deletes the pod and
+// waits until the node is without pressure.
+func fixDiskScenario(ns, name string) func(context.Context, *Stack) error {
+	return func(ctx context.Context, s *Stack) error {
+		if err := s.Node.SetDiskPressure(ctx, false); err != nil {
+			return err
+		}
+		if err := deletePod(ctx, s, ns, name); err != nil {
+			return err
+		}
+		return waitNoDiskPressure(ctx, s)
+	}
+}
+
+// waitNoDiskPressure waits until the node has neither the DiskPressure condition nor its taint,
+// so the next node scenario's pod is admitted.
+func waitNoDiskPressure(ctx context.Context, s *Stack) error {
+	return Poll(ctx, 90e9, func() (bool, error) {
+		n, err := s.Cluster.Client.CoreV1().Nodes().Get(ctx, s.Node.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeDiskPressure && c.Status == corev1.ConditionTrue {
+				return false, nil
+			}
+		}
+		for _, t := range n.Spec.Taints {
+			if t.Key == corev1.TaintNodeDiskPressure {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// S18 as a disk fills under running pods: the kubelet runs with a nodefs.available threshold
+// 128 MiB below what its filesystem has free (Node.SetDiskHeadroom), and a pod writes 384 MiB
+// to an emptyDir. The kubelet's eviction manager finds the node low on ephemeral-storage and
+// evicts the pod using the most ("The node was low on resource: ephemeral-storage. Threshold
+// quantity: …"); the emptyDir goes with it. 384 MiB is written to the machine's disk for
+// seconds, nothing is filled. Fixed: the threshold restored, the pod deleted.
+func realS18LowOnDisk() RealScenario {
+	const ns, name = "real-s18-low", "disk-filler"
+	return RealScenario{
+		ID: "S18-LOW", Title: "node low on ephemeral-storage, the largest user evicted", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			if err := s.Node.SetDiskHeadroom(ctx, 128<<20); err != nil {
+				return err
+			}
+			return createPod(ctx, s, diskWriterPod(ns, name, 384))
+		},
+		Fix: fixDiskScenario(ns, name),
+		Expect: []RealEvent{
+			{Kind: "Pod", Object: name, Reason: "Evicted", Cause: "evicted_disk", Message: "The node was low on resource: ephemeral-storage"},
+		},
+		Alerts: []ExpectedAlert{evictedAlert(ns, "evicted_disk")},
 	}
 }
 
