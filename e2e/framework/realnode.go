@@ -256,7 +256,7 @@ func realS4() RealScenario {
 	return podScenario("S4", "too many open files, panic, crash loop", "real-s4", "too-many-open-files", func(_ *Stack, p *corev1.Pod) error {
 		container(p).Args = []string{"-open-files", "-nofile=64"}
 		return nil
-	}, "BackOff", "crash_loop_backoff", "")
+	}, "BackOff", "crash_loop_backoff", "KubecauseContainerFailing")
 }
 
 // S12: an image tag that the (local) registry does not have.
@@ -521,6 +521,16 @@ spec:
 			// The mirror pod of a static pod is named <pod>-<node>.
 			{Kind: "Pod", Object: static + "-kubecause-node", Reason: "BackOff", Cause: "crash_loop_backoff"},
 			{Kind: "Pod", Object: "*", Reason: "BackOff", Cause: "crash_loop_backoff"},
+		},
+		Alerts: []ExpectedAlert{
+			// The mirror pod is owned by its Node: the page names the node as its workload.
+			{Name: "KubecauseContainerFailing", Labels: map[string]string{"namespace": ns, "pod": static + "-kubecause-node", "cause": "crash_loop_backoff",
+				"node": "kubecause-node", "workload": "kubecause-node", "workload_type": "Node"},
+				Runbook: "kubecausecontainerfailing.md#crash_loop_backoff"},
+			// The DaemonSet's pod has a generated name: the page names its workload.
+			{Name: "KubecauseContainerFailing", Labels: map[string]string{"namespace": ns, "cause": "crash_loop_backoff",
+				"node": "kubecause-node", "workload": ds, "workload_type": "DaemonSet"},
+				Runbook: "kubecausecontainerfailing.md#crash_loop_backoff"},
 		},
 	}
 }
