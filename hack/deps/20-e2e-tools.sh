@@ -2,8 +2,8 @@
 # Real components for the end-to-end tests and the demo, built from pinned wrapper modules
 # (hack/tools/<name>/, each with its own go.mod) and cached by version under $KUBECAUSE_CACHE:
 #   kube-apiserver, kube-controller-manager, kube-scheduler
-#                       from k8s.io/kubernetes, in one go build (4–5 min cold on 2 cores, 0 s when cached)
-#   kube-state-metrics  from k8s.io/kube-state-metrics/v2 (≈ 1 min cold)
+#                       from k8s.io/kubernetes, in one go build (5–10 min cold on 2 cores, 0 s when cached)
+#   kube-state-metrics  from k8s.io/kube-state-metrics/v2 (1–3 min cold)
 # etcd, prometheus, promtool and prometheus-alertmanager come from Debian (00-apt.sh).
 # Then assembles $KUBECAUSE_CACHE/kubebuilder-assets (what controller-runtime's envtest reads
 # from KUBEBUILDER_ASSETS). Idempotent: a binary that is present for its version is never rebuilt.
