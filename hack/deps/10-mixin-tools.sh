@@ -32,20 +32,5 @@ if [ ! -x "$bin/pint-$PINT_VERSION" ]; then
 fi
 ln -sfn "pint-$PINT_VERSION" "$bin/pint"
 
-# promtool of Prometheus 3 (the rule unit tests run on Prometheus 2 from Debian and on 3, whose
-# range selection and other semantics changed). No package has it: built from the module proxy
-# in a wrapper module (hack/tools/prometheus; go install refuses the module's replace directives).
-# Only promtool: the tests need no server and no web UI. Built with the tag remove_all_sd, as
-# the server is (22-prometheus3.sh): no cloud service discovery SDKs, which rule tests never use
-# and which made most of the cold build (docs/e2e.md, "How long").
-# The version is the wrapper module's requirement, shared with the Prometheus 3 server
-# (hack/deps/22-prometheus3.sh).
-PROMETHEUS_VERSION=$(awk '$1 == "github.com/prometheus/prometheus" { print $2 }' hack/tools/prometheus/go.mod)
-if [ ! -x "$bin/promtool-$PROMETHEUS_VERSION" ]; then
-	echo "building promtool (Prometheus 3) $PROMETHEUS_VERSION"
-	start=$SECONDS
-	(cd hack/tools/prometheus && go build -tags remove_all_sd -o "$bin/promtool-$PROMETHEUS_VERSION.tmp" github.com/prometheus/prometheus/cmd/promtool)
-	mv "$bin/promtool-$PROMETHEUS_VERSION.tmp" "$bin/promtool-$PROMETHEUS_VERSION"
-	echo "built promtool (Prometheus 3) in $((SECONDS - start)) s"
-fi
-ln -sfn "promtool-$PROMETHEUS_VERSION" "$bin/promtool3"
+# promtool of Prometheus 3, built with the server (they share one go build).
+bash hack/deps/22-prometheus3.sh
