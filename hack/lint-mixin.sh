@@ -11,7 +11,7 @@ for t in jsonnetfmt jsonnet-lint promtool pint; do
 done
 
 mapfile -t sources < <(git ls-files '*.libsonnet' '*.jsonnet' 2>/dev/null | grep -E '^(mixin\.libsonnet|rules/|dashboards/|hack/generate/)' || true)
-[ ${#sources[@]} -gt 0 ] || sources=(mixin.libsonnet rules/*.libsonnet dashboards/*.libsonnet dashboards/lib/*.libsonnet hack/generate/mixin.jsonnet)
+[ ${#sources[@]} -gt 0 ] || sources=(mixin.libsonnet config.libsonnet rules/*.libsonnet dashboards/*.libsonnet dashboards/lib/*.libsonnet hack/generate/mixin.jsonnet)
 bad=()
 for f in "${sources[@]}"; do
 	jsonnetfmt --test "$f" >/dev/null 2>&1 || bad+=("$f")

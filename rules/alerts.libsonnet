@@ -8,26 +8,21 @@ local lib = import 'lib.libsonnet';
   local sel = cfg.kubecauseSelector,
   local onCluster = lib.onCluster(cfg),
 
-  // An alert about pods of one cause category: the per-object view (present from the first
-  // occurrence) joined with the state that the problem still exists.
-  local podCategoryAlert(category, state, forDuration, summary, what) = {
+  // An alert about pods of one cause category: the pods failing now (the recording rule
+  // lib.records.podFailing: a live cause of the category whose state holds, with the pod's
+  // node and workload) whose cause is one of the category's.
+  local podCategoryAlert(category, summary, what) = {
     local cat = cats[category],
     alert: cat.alert,
-    expr: lib.withPodWorkload(cfg, |||
-      (
-      %(view)s
-      )
-      and on (%(clusterLabel)s, namespace, pod)
-      %(state)s
-    ||| % (cfg { view: lib.categoryPodView(cfg, cat), state: state })) + '\n',
-    'for': forDuration,
+    expr: '%s{%s}\n' % [lib.records.podFailing, lib.causeMatcher(cat.causes)],
+    'for': cat['for'],
     // A firing alert rides out a short gap of its series (exporter restart) instead of
     // resolving and paging again.
     keep_firing_for: cfg.staleTolerance,
     labels: { severity: 'warning' },
     annotations: {
       summary: summary,
-      description: lib.t(cfg, 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s%s %s: {{ $labels.cause }} (occurrences on live Events: {{ $value | humanize }}).', 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s%s%s：{{ $labels.cause }}（存活事件中的发生次数：{{ $value | humanize }}）。') % [onCluster, lib.podWhere(cfg), what],
+      description: lib.t(cfg, 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s%s %s: {{ $labels.cause }}%s (occurrences on live Events: {{ $value | humanize }}).', 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s%s%s：{{ $labels.cause }}%s（存活事件中的发生次数：{{ $value | humanize }}）。') % [onCluster, lib.podWhere(cfg), what, lib.onTarget(cfg)],
       runbook_url: lib.runbookURL(cfg, cat.alert, '{{ $labels.cause }}'),
     },
   },
@@ -45,54 +40,75 @@ local lib = import 'lib.libsonnet';
         name: 'kubecause-pods',
         rules: [
           podCategoryAlert('volume',
-                           lib.podNotStartedState(cfg),
-                           cfg.podStartFailingFor,
                            lib.t(cfg, 'Pods cannot mount their volumes.', 'Pod 无法挂载其卷。'),
                            lib.t(cfg, 'cannot mount its volumes', '无法挂载其卷')),
           podCategoryAlert('sandbox',
-                           lib.podNotStartedState(cfg),
-                           cfg.podStartFailingFor,
                            lib.t(cfg, 'Pods cannot be set up on their nodes.', 'Pod 无法在其节点上完成创建。'),
                            lib.t(cfg, 'cannot be set up on its node', '无法在其节点上完成创建')),
           podCategoryAlert('image',
-                           lib.podNotStartedState(cfg),
-                           cfg.podStartFailingFor,
                            lib.t(cfg, 'Pods cannot pull their images.', 'Pod 无法拉取镜像。'),
                            lib.t(cfg, 'cannot pull an image', '无法拉取镜像')),
           podCategoryAlert('probe',
-                           lib.podFlappingNotReadyState(cfg),
-                           cfg.podProbeFailingFor,
                            lib.t(cfg, 'Pod probes are failing.', 'Pod 探针失败。'),
                            lib.t(cfg, 'fails a probe', '探针失败')),
           podCategoryAlert('container',
-                           lib.podFlappingNotReadyState(cfg),
-                           cfg.containerFailingFor,
                            lib.t(cfg, 'Containers fail to start or keep crashing.', '容器无法启动或反复崩溃。'),
                            lib.t(cfg, 'has a failing container', '有容器失败')),
-          // The evicted pod still exists and has terminated. Not its status reason: a pod the
-          // kubelet rejects at admission under pressure (after a restart) can end Succeeded with
-          // no reason, as the real node showed.
+          // Evicted pods that still exist and have terminated, per node and namespace: a node
+          // under pressure evicts many pods at once, one notification names the node.
           {
             alert: cats.eviction.alert,
             expr: |||
-              count by (%(clusterLabel)s, namespace, cause) (
-                %(view)s  and on (%(clusterLabel)s, namespace, pod)
-                max by (%(clusterLabel)s, namespace, pod) (%(terminated)s) == 1
-              )
-            ||| % (cfg { view: lib.podView(cfg, cats.eviction.causes), terminated: lib.ksm(cfg, 'kube_pod_status_phase', 'phase=~"Failed|Succeeded"') }),
-            'for': cfg.podEvictedFor,
+              count by (%(clusterLabel)s, node, namespace, cause) (%(failing)s{%(causes)s})
+            ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(cats.eviction.causes) }),
+            'for': cats.eviction['for'],
             labels: { severity: 'warning' },
             annotations: {
               summary: lib.t(cfg, 'Pods were evicted from their nodes.', 'Pod 被从节点驱逐。'),
-              description: lib.t(cfg, '{{ $value | humanize }} pods in namespace {{ $labels.namespace }}%s were evicted: {{ $labels.cause }}.', '命名空间 {{ $labels.namespace }}%s 中有 {{ $value | humanize }} 个 Pod 被驱逐：{{ $labels.cause }}。') % onCluster,
+              description: lib.t(cfg, '{{ $value | humanize }} pods in namespace {{ $labels.namespace }}%s were evicted from node {{ $labels.node }}: {{ $labels.cause }}.', '命名空间 {{ $labels.namespace }}%s 中有 {{ $value | humanize }} 个 Pod 被从节点 {{ $labels.node }} 驱逐：{{ $labels.cause }}。') % onCluster,
               runbook_url: lib.runbookURL(cfg, cats.eviction.alert, '{{ $labels.cause }}'),
             },
           },
           podCategoryAlert('scheduling',
-                           'max by (%(clusterLabel)s, namespace, pod) (%(u)s) == 1\n' % (cfg { u: lib.ksm(cfg, 'kube_pod_status_unschedulable') }),
-                           cfg.podUnschedulableFor,
                            lib.t(cfg, 'Pods cannot be scheduled.', 'Pod 无法调度。'),
                            lib.t(cfg, 'cannot be scheduled', '无法调度')),
+          // Many pods of several workloads failing for one cause on one target: one incident.
+          // Its `for` is shorter than the per-pod alerts', which it inhibits (equal cluster,
+          // cause, target), so they never notify on their own.
+          {
+            alert: 'KubecauseIncident',
+            expr: |||
+              count by (%(clusterLabel)s, cause, target) (
+                count by (%(clusterLabel)s, cause, target, namespace, workload_type, workload) (%(failing)s{target!=""})
+              ) >= %(incidentMinWorkloads)d
+            ||| % (cfg { failing: lib.records.podFailing }),
+            'for': cfg.incidentFor,
+            keep_firing_for: cfg.staleTolerance,
+            labels: { severity: cfg.incidentSeverity },
+            annotations: {
+              summary: lib.t(cfg, 'Pods of several workloads fail for one cause.', '多个工作负载的 Pod 因同一原因失败。'),
+              description: lib.t(cfg, '{{ $labels.cause }} on {{ $labels.target }}%(onCluster)s: %(pods)s pods of {{ $value | humanize }} workloads fail. The per-pod alerts of this cause and target are inhibited; the runbook of the cause: %(causeRunbook)s', '{{ $labels.cause }}（{{ $labels.target }}）%(onCluster)s：{{ $value | humanize }} 个工作负载的 %(pods)s 个 Pod 失败。该原因和目标的单个 Pod 告警已被抑制；该原因的运行手册：%(causeRunbook)s') % {
+                onCluster: onCluster,
+                pods: '{{ with printf "count(%s{%s=%%q, cause=%%q, target=%%q})" $labels.%s $labels.cause $labels.target | query }}{{ . | first | value | humanize }}{{ end }}' % [lib.records.podFailing, cfg.clusterLabel, cfg.clusterLabel],
+                causeRunbook: lib.causeRunbookURL(cfg),
+              },
+              runbook_url: lib.runbookURL(cfg, 'KubecauseIncident'),
+            },
+          },
+          // A controller cannot create a workload's pods, or a Job gave up: the workload has no
+          // pod to alert on, its controller's Event says why.
+          {
+            alert: cats.workload.alert,
+            expr: '%s\n' % lib.records.workloadFailing,
+            'for': cats.workload['for'],
+            keep_firing_for: cfg.staleTolerance,
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: lib.t(cfg, 'Controllers cannot create the pods of workloads, or Jobs failed.', '控制器无法为工作负载创建 Pod，或 Job 失败。'),
+              description: lib.t(cfg, '{{ $labels.workload_type }} {{ $labels.namespace }}/{{ $labels.workload }}%s: {{ $labels.cause }}%s.', '{{ $labels.workload_type }} {{ $labels.namespace }}/{{ $labels.workload }}%s：{{ $labels.cause }}%s。') % [onCluster, lib.onTarget(cfg)],
+              runbook_url: lib.runbookURL(cfg, cats.workload.alert, '{{ $labels.cause }}'),
+            },
+          },
         ],
       },
       {
@@ -102,14 +118,14 @@ local lib = import 'lib.libsonnet';
             alert: cats.storage.alert,
             expr: |||
               max by (%(clusterLabel)s, namespace, persistentvolumeclaim, cause) (
-                label_replace(
-                  kubecause_object_events{%(kubecauseSelector)s, kind="PersistentVolumeClaim", cause=~"%(re)s"},
-                  "persistentvolumeclaim", "$1", "name", "(.+)"
-                )
+                label_replace(%(view)s, "persistentvolumeclaim", "$1", "name", "(.+)")
               )
               and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-              (max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (kube_persistentvolumeclaim_status_phase{%(kubeStateMetricsSelector)s, phase="Pending"}) == 1)
-            ||| % (cfg { re: lib.causeRegex(cats.storage.causes) }),
+              (max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1)
+            ||| % (cfg {
+                     view: lib.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim", %s}' % [sel, lib.causeMatcher(cats.storage.causes)]),
+                     pending: lib.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
+                   }),
             'for': cfg.pvcProvisioningFailingFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -124,18 +140,20 @@ local lib = import 'lib.libsonnet';
             alert: 'KubecausePVCPending',
             expr: |||
               (
-                max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (kube_persistentvolumeclaim_status_phase{%(kubeStateMetricsSelector)s, phase="Pending"}) == 1
+                max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1
                 and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-                max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (kube_pod_spec_volumes_persistentvolumeclaims_info{%(kubeStateMetricsSelector)s})
+                max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(used)s)
               )
               * on (%(clusterLabel)s, namespace, persistentvolumeclaim) group_left (storageclass)
-              max by (%(clusterLabel)s, namespace, persistentvolumeclaim, storageclass) (kube_persistentvolumeclaim_info{%(kubeStateMetricsSelector)s})
+              max by (%(clusterLabel)s, namespace, persistentvolumeclaim, storageclass) (%(info)s)
               unless on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-              label_replace(
-                kubecause_object_events{%(kubecauseSelector)s, kind="PersistentVolumeClaim", cause!="unknown"},
-                "persistentvolumeclaim", "$1", "name", "(.+)"
-              )
-            ||| % cfg,
+              label_replace(%(view)s, "persistentvolumeclaim", "$1", "name", "(.+)")
+            ||| % (cfg {
+                     pending: lib.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
+                     used: lib.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'),
+                     info: lib.ksm(cfg, 'kube_persistentvolumeclaim_info'),
+                     view: lib.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim", cause!="unknown"}' % sel),
+                   }),
             'for': cfg.pvcPendingFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -148,8 +166,8 @@ local lib = import 'lib.libsonnet';
             // S19: a deleted PVC that its finalizers keep.
             alert: 'KubecausePVCStuckTerminating',
             expr: |||
-              max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (kube_persistentvolumeclaim_deletion_timestamp{%(kubeStateMetricsSelector)s}) > 0
-            ||| % cfg,
+              max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(deleted)s) > 0
+            ||| % (cfg { deleted: lib.ksm(cfg, 'kube_persistentvolumeclaim_deletion_timestamp') }),
             'for': cfg.pvcTerminatingFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -168,17 +186,19 @@ local lib = import 'lib.libsonnet';
             // flapWindow: a container that runs a minute between crashes still counts.
             alert: 'KubecauseContainerWaiting',
             expr: |||
-              max by (%(clusterLabel)s, namespace, pod, container, reason) (max_over_time(kube_pod_container_status_waiting_reason{%(kubeStateMetricsSelector)s, reason=~"CrashLoopBackOff|CreateContainerError|CreateContainerConfigError|RunContainerError"}[%(flapWindow)s])) == 1
+              max by (%(clusterLabel)s, namespace, pod, container, reason) (%(waiting)s) == 1
               and on (%(clusterLabel)s, namespace, pod)
               max by (%(clusterLabel)s, namespace, pod) (%(info)s)
               unless on (%(clusterLabel)s, namespace, pod)
-              %(recovered)s
+              max by (%(clusterLabel)s, namespace, pod) (%(ready)s) == 1
               unless on (%(clusterLabel)s, namespace, pod)
-              label_replace(
-                kubecause_object_events{%(kubecauseSelector)s, kind="Pod", cause!="unknown"},
-                "pod", "$1", "name", "(.+)"
-              )
-            ||| % (cfg { info: lib.ksm(cfg, 'kube_pod_info'), recovered: lib.podRecovered(cfg) }),
+              %(causes)s
+            ||| % (cfg {
+                     waiting: lib.ksm(cfg, 'kube_pod_container_status_waiting_reason', 'reason=~"CrashLoopBackOff|CreateContainerError|CreateContainerConfigError|RunContainerError"', 'max_over_time', cfg.flapWindow),
+                     info: lib.ksm(cfg, 'kube_pod_info'),
+                     ready: lib.ksm(cfg, 'kube_pod_status_ready', 'condition="true"', 'min_over_time', cfg.recoveredAfter),
+                     causes: lib.records.podCauses,
+                   }),
             'for': cfg.containerWaitingFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -212,10 +232,13 @@ local lib = import 'lib.libsonnet';
             // single reboot shorter than the `for` does not page.
             alert: 'KubecauseNodeNotReady',
             expr: |||
-              max by (%(clusterLabel)s, node) (max_over_time(kube_node_status_condition{%(kubeStateMetricsSelector)s, condition="Ready", status=~"false|unknown"}[%(flapWindow)s])) == 1
+              max by (%(clusterLabel)s, node) (%(notReady)s) == 1
               and on (%(clusterLabel)s, node)
               max by (%(clusterLabel)s, node) (%(info)s)
-            ||| % (cfg { info: lib.ksm(cfg, 'kube_node_info') }) + unlessCordoned,
+            ||| % (cfg {
+                     notReady: lib.ksm(cfg, 'kube_node_status_condition', 'condition="Ready", status=~"false|unknown"', 'max_over_time', cfg.flapWindow),
+                     info: lib.ksm(cfg, 'kube_node_info'),
+                   }) + unlessCordoned,
             'for': cfg.nodeNotReadyFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -287,7 +310,7 @@ local lib = import 'lib.libsonnet';
       },
       {
         name: 'kubecause-exporter',
-        rules: [
+        rules: std.prune([
           {
             alert: 'KubecauseDown',
             expr: |||
@@ -303,6 +326,26 @@ local lib = import 'lib.libsonnet';
               summary: lib.t(cfg, 'The kubecause exporter is down.', 'kubecause exporter 已停止。'),
               description: lib.t(cfg, 'No kubecause replica%s has been scraped successfully for %s: Event causes and istiod-remote checks are not monitored.', 'kubecause 的所有副本%s 已有 %s 无法被成功抓取：事件原因和 istiod-remote 检查不再受监控。') % [onCluster, cfg.exporterDownFor],
               runbook_url: lib.runbookURL(cfg, 'KubecauseDown'),
+            },
+          },
+          if cfg.kubeStateMetricsMissingAlert then {
+            // kube-state-metrics is not scraped: the alerts hold the state last seen for up to
+            // stateSourceOutageTolerance (no resolve, no second notification), then resolve.
+            alert: 'KubecauseStateSourceMissing',
+            expr: |||
+              label_replace(
+                max by (%(clusterLabel)s) (max_over_time(up{%(kubeStateMetricsSelector)s}[1d]))
+                unless on (%(clusterLabel)s)
+                max by (%(clusterLabel)s) (up{%(kubeStateMetricsSelector)s} == 1),
+                "source", "kube-state-metrics", "", ""
+              )
+            ||| % cfg,
+            'for': cfg.stateSourceMissingFor,
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: lib.t(cfg, 'kube-state-metrics is not scraped: pod alerts hold their last state.', 'kube-state-metrics 未被抓取：Pod 告警保持最后的状态。'),
+              description: lib.t(cfg, 'No {{ $labels.source }} target%s is up. The kubecause alerts read the state of pods, nodes and claims from it; they keep the state last seen for up to %s (firing alerts neither resolve nor notify again), then resolve whatever the cluster does.', '{{ $labels.source }}%s 没有处于 up 的抓取目标。kubecause 告警从它读取 Pod、节点和 PVC 的状态；在最多 %s 内保持最后看到的状态（正在触发的告警既不恢复也不重复通知），之后无论集群状态如何都会恢复。') % [onCluster, cfg.stateSourceOutageTolerance],
+              runbook_url: lib.runbookURL(cfg, 'KubecauseStateSourceMissing'),
             },
           },
           {
@@ -354,7 +397,7 @@ local lib = import 'lib.libsonnet';
               runbook_url: lib.runbookURL(cfg, cats.other.alert, 'unknown'),
             },
           },
-        ],
+        ]),
       },
     ],
   },

@@ -8,18 +8,59 @@ local lib = import 'lib.libsonnet';
   local cfg = $._config,
   local cats = cfg.causeCategories,
   local cl = cfg.clusterLabel,
-  local podStartAlerts = [cats[k].alert for k in ['volume', 'sandbox', 'image']],
-  // Per-pod alerts (KubecausePodEvicted counts pods per namespace and names none).
-  local podAlerts = [cats[k].alert for k in std.objectFields(cats) if cats[k].kind == 'Pod' && k != 'eviction'],
-  // Per-pod alerts of pods that have a node (an unschedulable pod has none).
-  local nodePodAlerts = [cats[k].alert for k in std.objectFields(cats) if cats[k].kind == 'Pod' && !std.member(['eviction', 'scheduling'], k)],
+  // Per-pod alerts (KubecausePodEvicted counts pods per node and namespace and names none).
+  local podAlerts = [a for a in cfg.podAlerts if a != cats.eviction.alert],
+  // Per-pod alerts of pods that have a node (an unschedulable pod has none), and the eviction
+  // alert, which names the node.
+  local nodePodAlerts = [a for a in cfg.podAlerts if a != cats.scheduling.alert],
   local nodeNotReady = if cfg.kubernetesMixinInstalled then 'KubeNodeNotReady' else 'KubecauseNodeNotReady',
+  local nodePressure = if cfg.kubernetesMixinInstalled then 'KubeNodePressure' else 'KubecauseNodePressure',
   local re(names) = std.join('|', names),
   // 'name=~"value"' as an AlertmanagerConfig matcher {name, matchType, value}.
   local matcher(s) =
     local i = [j for j in std.range(0, std.length(s) - 1) if s[j] == '=' || s[j] == '!'][0];
     local op = if std.member(['~', '='], s[i + 1]) then s[i:i + 2] else '=';
     { name: s[:i], matchType: op, value: s[i + std.length(op) + 1:std.length(s) - 1] },
+
+  // The recommended route: one notification per incident, per node or per workload. Pod
+  // alerts group per workload (a CronJob's runs are one workload), node-level alerts per node,
+  // incidents per cause and target, the rest per alert. `receiver` is a placeholder name.
+  alertmanagerRoute:: {
+    receiver: cfg.alertmanagerReceiver,
+    group_by: [cl, 'alertname', 'namespace', 'workload_type', 'workload'],
+    group_wait: '30s',
+    group_interval: '5m',
+    repeat_interval: '4h',
+    routes: [
+      {
+        matchers: ['alertname="KubecauseIncident"'],
+        group_by: [cl, 'alertname', 'cause', 'target'],
+      },
+      {
+        matchers: ['alertname=~"%s"' % re([cats.sandbox.alert, cats.eviction.alert, nodeNotReady, nodePressure])],
+        group_by: [cl, 'alertname', 'node'],
+      },
+      {
+        matchers: ['alertname=~"Kubecause.*ErrorBudgetBurn|KubecauseIstiodRemote.*|KubecauseEndpointCheckFailing|KubecauseDown|KubecauseWatchFailing|KubecauseStateSourceMissing|KubecauseSeriesCapReached|%s"' % cats.other.alert],
+        group_by: [cl, 'alertname'],
+      },
+      {
+        matchers: ['alertname=~"KubecausePVC.*"'],
+        group_by: [cl, 'alertname', 'namespace'],
+      },
+    ],
+  },
+
+  // The route as an AlertmanagerConfig's spec.route (camelCase keys, structured matchers).
+  alertmanagerConfigRoute:: {
+    local r = $.alertmanagerRoute,
+    receiver: r.receiver,
+    groupBy: r.group_by,
+    groupWait: r.group_wait,
+    groupInterval: r.group_interval,
+    repeatInterval: r.repeat_interval,
+    routes: [{ matchers: [matcher(m) for m in x.matchers], groupBy: x.group_by } for x in r.routes],
+  },
 
   // The same rules as the spec.inhibitRules of a prometheus-operator AlertmanagerConfig.
   alertmanagerConfigInhibitRules:: [
@@ -33,20 +74,23 @@ local lib = import 'lib.libsonnet';
 
   alertmanagerInhibitRules:: [
     {
-      // A pod that cannot start for a platform cause inhibits the pod-start burn alert of its
-      // cluster: the specific alert names pod, node and cause. Workload causes do not inhibit:
-      // they do not count against the SLO.
-      source_matchers: [
-        'alertname=~"%s"' % re(podStartAlerts),
-        'cause=~"%s"' % re(lib.podStartCauses(cfg)),
-      ],
-      target_matchers: ['alertname="KubecausePodStartErrorBudgetBurn"'],
-      equal: [cl],
+      // An incident names the cause and its target (registry, CNI plugin, CSI driver, node,
+      // quota): the per-pod alerts of that cause and target are its detail, not pages.
+      source_matchers: ['alertname="KubecauseIncident"'],
+      target_matchers: ['alertname=~"%s"' % re(podAlerts)],
+      equal: [cl, 'cause', 'target'],
     },
     {
       // The istiod-remote endpoints are wrong now: that alert is the page, not the SLO burn.
       source_matchers: ['alertname="KubecauseIstiodRemoteEndpointsMismatch"'],
       target_matchers: ['alertname="KubecauseIstiodRemoteErrorBudgetBurn"'],
+      equal: [cl],
+    },
+    {
+      // Sidecars cannot reach istiod while its endpoints are wrong: their not-ready probes
+      // are that page's detail.
+      source_matchers: ['alertname="KubecauseIstiodRemoteEndpointsMismatch"'],
+      target_matchers: ['alertname="%s"' % cats.probe.alert, 'cause="istio_sidecar_not_ready"'],
       equal: [cl],
     },
     {
@@ -56,10 +100,24 @@ local lib = import 'lib.libsonnet';
       equal: [cl, 'alertname'],
     },
     {
-      // A node that is not ready explains the failing pods on it: one page for the node.
+      // A node that is not ready explains the failing and evicted pods on it: one page for
+      // the node.
       source_matchers: ['alertname="%s"' % nodeNotReady],
       target_matchers: ['alertname=~"%s"' % re(nodePodAlerts)],
       equal: [cl, 'node'],
+    },
+    {
+      // A node under disk, memory or PID pressure explains the pods it evicts and those that
+      // cannot start or run on it.
+      source_matchers: ['alertname="%s"' % nodePressure],
+      target_matchers: ['alertname=~"%s"' % re(nodePodAlerts)],
+      equal: [cl, 'node'],
+    },
+    {
+      // A pod waits for a claim that cannot be bound: the claim's alert names why.
+      source_matchers: ['alertname=~"%s|KubecausePVCPending"' % cats.storage.alert],
+      target_matchers: ['alertname="%s"' % cats.scheduling.alert, 'cause="scheduling_pvc_unbound"'],
+      equal: [cl, 'namespace'],
     },
     {
       // kubernetes-mixin: the Kubecause alert names the cause of the same pod's problem.

@@ -4,6 +4,19 @@
   // (a cause name, or a template such as '{{ $labels.cause }}').
   runbookURL(cfg, alert, anchor=''):: (cfg.runbookURLPattern % std.asciiLower(alert)) + (if anchor != '' then '#' + anchor else ''),
 
+  // A template that gives the runbook section of the cause in $labels.cause (the cause table's
+  // runbook, page#anchor): for alerts such as the incident that are not about one category.
+  causeRunbookURL(cfg)::
+    local pages = std.set([std.split(c.runbook, '#')[0] for c in cfg.causeTable.causes if std.objectHas(c, 'runbook')]);
+    std.join('', [
+      '{{ %sif eq $labels.cause %s }}%s#{{ $labels.cause }}' % [
+        if i == 0 then '' else 'else ',
+        std.join(' ', ['"%s"' % c.name for c in cfg.causeTable.causes if std.objectHas(c, 'runbook') && std.split(c.runbook, '#')[0] == pages[i]]),
+        cfg.runbookURLPattern % pages[i],
+      ]
+      for i in std.range(0, std.length(pages) - 1)
+    ]) + '{{ end }}',
+
   // Regular expression matching any of the given causes.
   causeRegex(causes):: std.join('|', causes),
 
@@ -17,104 +30,104 @@
   // Causes that count against the pod-start SLO: platform root causes (from the cause table).
   podStartCauses(cfg):: cfg.podStartSLOCauses,
 
-  // A series read so that a scrape gap up to staleTolerance (an exporter restarting) does not
-  // make it vanish: the last sample within the window. A 0/1 gauge that turns 0 does so at once.
-  tolerant(cfg, series):: 'last_over_time(%s[%s])' % [series, cfg.staleTolerance],
+  // Recording rule: one series per state source (source="kube-state-metrics" or "kubecause")
+  // that was scraped in the last stateSourceOutageTolerance and has no target up now.
+  stateMissingRecord:: 'cluster:kubecause_state_source_missing:info',
+
+  // A series read so that a scrape gap does not make it vanish: the last sample within
+  // staleTolerance, and while its source is missing (stateMissingRecord), the last sample within
+  // stateSourceOutageTolerance: a firing alert neither resolves nor notifies again while
+  // kube-state-metrics or kubecause restarts or is down. fn, when given, reads the series over
+  // window instead of its last sample (max_over_time for flapping state).
+  tolerant(cfg, series, source='kubecause', fn='last_over_time', window=null)::
+    '(%s(%s[%s]) or (last_over_time(%s[%s]) and on (%s) %s{source="%s"}))' % [
+      fn,
+      series,
+      if window == null then cfg.staleTolerance else window,
+      series,
+      cfg.stateSourceOutageTolerance,
+      cfg.clusterLabel,
+      $.stateMissingRecord,
+      source,
+    ],
 
   // A kube-state-metrics series, selector added, read through tolerant().
-  ksm(cfg, metric, matchers=''):: $.tolerant(cfg, '%s{%s%s}' % [metric, cfg.kubeStateMetricsSelector, if matchers == '' then '' else ', ' + matchers]),
+  ksm(cfg, metric, matchers='', fn='last_over_time', window=null)::
+    $.tolerant(cfg, '%s{%s%s}' % [metric, cfg.kubeStateMetricsSelector, if matchers == '' then '' else ', ' + matchers], 'kube-state-metrics', fn, window),
 
-  // Per-object view of live problems of pods, one series per (cluster, namespace, pod, cause),
-  // the kubecause replicas deduplicated by max.
-  podView(cfg, causes)::
-    std.rstripChars(|||
-      max by (%(clusterLabel)s, namespace, pod, cause) (
-        label_replace(
-          %(series)s,
-          "pod", "$1", "name", "(.+)"
-        )
-      )
-    ||| % (cfg { series: $.tolerant(cfg, 'kubecause_object_events{%s, kind="Pod", %s}' % [cfg.kubecauseSelector, $.causeMatcher(causes)]) }), '\n'),
+  // The recording rules every pod alert reads (rules/rules.libsonnet writes them).
+  records:: {
+    podOwner: 'namespace_pod:kubecause_pod_owner:info',
+    podWorkload: 'namespace_pod:kubecause_pod_workload:info',
+    // The pod's state, one series per pod, value 1 (see podState below).
+    state: {
+      notStarted: 'namespace_pod:kubecause_pod_not_started:max',
+      unhealthy: 'namespace_pod:kubecause_pod_unhealthy:max',
+      unschedulable: 'namespace_pod:kubecause_pod_unschedulable:max',
+      terminated: 'namespace_pod:kubecause_pod_terminated:max',
+    },
+    // kubecause's view of each pod: one series per (pod, cause, target), value the occurrences
+    // on live Events, the replicas deduplicated.
+    podEvents: 'namespace_pod_cause:kubecause_object_events:max',
+    // The pod's live causes: its root causes, its symptoms only when it has no root cause of
+    // any category, and a crash loop of a container the kernel OOM-killed named oom_killed.
+    podCauses: 'namespace_pod_cause:kubecause_pod_causes:max',
+    // A live cause whose category's state holds.
+    podCauseInState: 'namespace_pod_cause:kubecause_pod_in_state:max',
+    // The pods failing now: podCauseInState with the pod's node and workload. Every per-pod
+    // alert and the incident alert select from it.
+    podFailing: 'namespace_pod_cause:kubecause_pod_failing:max',
+    // The controllers' failures (ReplicaSet, StatefulSet, DaemonSet, Job) on objects still
+    // short of pods or unfinished, with the workload the user manages.
+    workloadEvents: 'namespace_object_cause:kubecause_workload_events:max',
+    workloadOwned: 'namespace_object_cause:kubecause_workload_owned:max',
+    workloadFailing: 'namespace_workload_cause:kubecause_workload_failing:max',
+  },
+  podWorkloadRecord:: $.records.podWorkload,
 
-  // The view of a category: root causes, plus symptoms of pods that show no root cause.
-  categoryPodView(cfg, cat)::
-    local roots = $.rootCauses(cat);
-    if std.length(cat.symptoms) == 0 then $.podView(cfg, roots)
-    else
-      std.rstripChars(|||
-        %(roots)s
-        or
-        (
-        %(symptoms)s
-          unless on (%(clusterLabel)s, namespace, pod)
-        %(roots)s
-        )
-      ||| % (cfg {
-               roots: $.podView(cfg, roots),
-               symptoms: $.podView(cfg, cat.symptoms),
-             }), '\n'),
-
-  // kube-state-metrics state: the pod has not started all its containers yet.
-  podNotStartedState(cfg)::
-    std.rstripChars(|||
-      (
-        max by (%(clusterLabel)s, namespace, pod) (%(pending)s) == 1
-        or
-        max by (%(clusterLabel)s, namespace, pod) (%(waiting)s) == 1
-        or
-        max by (%(clusterLabel)s, namespace, pod) (%(initWaiting)s) == 1
-      )
+  // The state of a pod each category's alert needs, read from kube-state-metrics.
+  podState(cfg):: {
+    // The pod has not started all its containers yet.
+    notStarted: |||
+      max by (%(clusterLabel)s, namespace, pod) (%(pending)s) == 1
+      or
+      max by (%(clusterLabel)s, namespace, pod) (%(waiting)s) == 1
+      or
+      max by (%(clusterLabel)s, namespace, pod) (%(initWaiting)s) == 1
     ||| % (cfg {
              pending: $.ksm(cfg, 'kube_pod_status_phase', 'phase="Pending"'),
              waiting: $.ksm(cfg, 'kube_pod_container_status_waiting'),
              initWaiting: $.ksm(cfg, 'kube_pod_init_container_status_waiting'),
-           }), '\n'),
-
-  // kube-state-metrics state: the pod was not ready, or had a waiting container, at some point
-  // of the last flapWindow, it still exists, and it has not been Ready since recoveredAfter. A container that crashes about a minute after
-  // each start flips Ready and waiting on and off; an instant test would reset `for:` at every
-  // flip (kubernetes-mixin's KubePodCrashLooping uses max_over_time for the same reason).
-  podFlappingNotReadyState(cfg)::
-    std.rstripChars(|||
+           }),
+    // The pod was not ready, or had a waiting container, at some point of the last flapWindow,
+    // it still exists, and it has not been Ready without interruption for recoveredAfter. A
+    // container that crashes about a minute after each start flips Ready and waiting on and
+    // off; an instant test would reset `for:` at every flip (kubernetes-mixin's
+    // KubePodCrashLooping uses max_over_time for the same reason). A crash loop never stays
+    // Ready for recoveredAfter (its container runs about a minute at most); a fixed pod does,
+    // and its alerts resolve then.
+    unhealthy: |||
       (
-        (
-          max by (%(clusterLabel)s, namespace, pod) (max_over_time(kube_pod_status_ready{%(kubeStateMetricsSelector)s, condition="false"}[%(flapWindow)s])) == 1
-          or
-          max by (%(clusterLabel)s, namespace, pod) (max_over_time(kube_pod_container_status_waiting{%(kubeStateMetricsSelector)s}[%(flapWindow)s])) == 1
-        )
-        and on (%(clusterLabel)s, namespace, pod)
-        max by (%(clusterLabel)s, namespace, pod) (%(info)s)
-        unless on (%(clusterLabel)s, namespace, pod)
-        %(recovered)s
+        max by (%(clusterLabel)s, namespace, pod) (%(notReady)s) == 1
+        or
+        max by (%(clusterLabel)s, namespace, pod) (%(waiting)s) == 1
       )
-    ||| % (cfg { info: $.ksm(cfg, 'kube_pod_info'), recovered: $.podRecovered(cfg) }), '\n'),
-
-  // kube-state-metrics state: the pod has been Ready without interruption for recoveredAfter.
-  // A crash loop never gets there (its container runs about a minute at most between crashes),
-  // a fixed pod does: its alerts resolve then, not a whole flapWindow later.
-  podRecovered(cfg)::
-    '(max by (%(clusterLabel)s, namespace, pod) (min_over_time(kube_pod_status_ready{%(kubeStateMetricsSelector)s, condition="true"}[%(recoveredAfter)s])) == 1)' % cfg,
-
-  // Adds node, workload_type and workload (from the recording rule podWorkloadRecord) to a
-  // per-pod expression; a pod kube-state-metrics does not (yet) know keeps its alert, unlabelled.
-  withPodWorkload(cfg, expr)::
-    std.rstripChars(|||
-      (
-      %(expr)s
-      )
-      * on (%(clusterLabel)s, namespace, pod) group_left (node, workload_type, workload)
-      %(record)s
-      or
-      (
-      %(expr)s
-      )
+      and on (%(clusterLabel)s, namespace, pod)
+      max by (%(clusterLabel)s, namespace, pod) (%(info)s)
       unless on (%(clusterLabel)s, namespace, pod)
-      %(record)s
-    ||| % (cfg { expr: expr, record: $.podWorkloadRecord }), '\n'),
-
-  // Recording rule: one series per pod with its node and owning workload (the Deployment of a
-  // ReplicaSet-owned pod), value 1.
-  podWorkloadRecord:: 'namespace_pod:kubecause_pod_workload:info',
+      max by (%(clusterLabel)s, namespace, pod) (%(ready)s) == 1
+    ||| % (cfg {
+             notReady: $.ksm(cfg, 'kube_pod_status_ready', 'condition="false"', 'max_over_time', cfg.flapWindow),
+             waiting: $.ksm(cfg, 'kube_pod_container_status_waiting', '', 'max_over_time', cfg.flapWindow),
+             info: $.ksm(cfg, 'kube_pod_info'),
+             ready: $.ksm(cfg, 'kube_pod_status_ready', 'condition="true"', 'min_over_time', cfg.recoveredAfter),
+           }),
+    unschedulable: 'max by (%(clusterLabel)s, namespace, pod) (%(u)s) == 1\n' % (cfg { u: $.ksm(cfg, 'kube_pod_status_unschedulable') }),
+    // The pod still exists and has terminated. Not its status reason: a pod the kubelet
+    // rejects at admission under pressure (after a restart) can end Succeeded with no reason,
+    // as the real node showed.
+    terminated: 'max by (%(clusterLabel)s, namespace, pod) (%(t)s) == 1\n' % (cfg { t: $.ksm(cfg, 'kube_pod_status_phase', 'phase=~"Failed|Succeeded"') }),
+  },
 
   // Dedupe a kubecause expression over the replicas.
   dedup(cfg, expr):: 'max without (%s) (%s)' % [std.join(', ', cfg.replicaLabels), expr],
@@ -130,6 +143,9 @@
 
   // Description suffix naming the cluster when the label is set.
   onCluster(cfg):: $.t(cfg, '{{ with $labels.%(clusterLabel)s }} on cluster {{ . }}{{ end }}', '{{ with $labels.%(clusterLabel)s }}（集群 {{ . }}）{{ end }}') % cfg,
+
+  // Description suffix naming the target of the cause (registry, CNI plugin, node, …) when known.
+  onTarget(cfg):: $.t(cfg, '{{ with $labels.target }} ({{ . }}){{ end }}', '{{ with $labels.target }}（{{ . }}）{{ end }}'),
 
   // Description suffix naming the node and the workload of a pod alert when known.
   podWhere(cfg):: $.t(cfg,

@@ -19,6 +19,49 @@ local lib = import 'lib.libsonnet';
   local sel = cfg.kubecauseSelector,
   local ksm = cfg.kubeStateMetricsSelector,
   local cl = cfg.clusterLabel,
+  local cats = cfg.causeCategories,
+  local rec = lib.records,
+
+  // One series per object of a kind (kind and name labels) whose state expr (by objLabel) holds.
+  local objectState(kind, objLabel, expr) =
+    'label_replace(label_replace(%s, "kind", "%s", "", ""), "name", "$1", "%s", "(.+)")' % [expr, kind, objLabel],
+
+  // The workload events (rec.workloadEvents) of a kind (ReplicaSet, Job) whose owner (a
+  // Deployment, a CronJob) is the workload, with that workload's labels.
+  local ownedBy(kind, objLabel, ownerMetric) = std.rstripChars(|||
+    label_replace(label_replace(
+      label_replace(%(events)s{kind="%(kind)s"}, "%(obj)s", "$1", "name", "(.+)")
+      * on (%(cl)s, namespace, %(obj)s) group_left (owner_kind, owner_name)
+      topk by (%(cl)s, namespace, %(obj)s) (1, max by (%(cl)s, namespace, %(obj)s, owner_kind, owner_name) (%(owner)s)),
+      "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
+  ||| % {
+    cl: cl,
+    kind: kind,
+    obj: objLabel,
+    events: rec.workloadEvents,
+    owner: lib.ksm(cfg, ownerMetric, 'owner_kind!="", owner_kind!="<none>"'),
+  }, '\n'),
+
+  // Pods owned by a kind (ReplicaSet, Job) whose own owner is the workload (Deployment,
+  // CronJob): kube_pod_owner joined with that kind's owner metric, whose label naming the
+  // owned object is objLabel.
+  local ownerOfOwner(kind, objLabel, ownerMetric) = std.rstripChars(|||
+    max by (%(cl)s, namespace, pod, workload_type, workload) (
+          max by (%(cl)s, namespace, pod, %(obj)s) (
+            label_replace(%(podOwner)s, "%(obj)s", "$1", "owner_name", "(.+)")
+          )
+          * on (%(cl)s, namespace, %(obj)s) group_left (workload_type, workload)
+          topk by (%(cl)s, namespace, %(obj)s) (1, max by (%(cl)s, namespace, %(obj)s, workload_type, workload) (
+            label_replace(label_replace(%(owner)s,
+              "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
+          ))
+        )
+  ||| % {
+    cl: cl,
+    obj: objLabel,
+    podOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="%s"' % kind),
+    owner: lib.ksm(cfg, ownerMetric, 'owner_kind!="", owner_kind!="<none>"'),
+  }, '\n'),
 
   local podStartBad(w) = lib.podStartBad(cfg, w),
   local short = cfg.sloShortWindow,
@@ -104,74 +147,198 @@ local lib = import 'lib.libsonnet';
         ],
       },
       {
-        // State of pods the alerts and the SLO read. First: one series per pod with its node
-        // and its owning workload, value 1. The owner of a ReplicaSet (a Deployment) is the
-        // workload of its pods. Read through last_over_time
-        // so a kube-state-metrics restart does not change the labels of the alerts joined to it.
+        // The state every pod alert and the SLO read, one home for each: which state source
+        // is missing, each pod's workload, state, causes and whether it is failing. The alerts
+        // select from these records and read in a few lines. Rules of a group run in order, so
+        // each record reads the ones above it at the same evaluation.
         name: 'kubecause-pod-workload',
         rules: [
           {
-            record: lib.podWorkloadRecord,
+            record: lib.stateMissingRecord,
             expr: |||
-              max by (%(cl)s, namespace, pod, node, workload_type, workload) (
+              label_replace(
+                max by (%(cl)s) (max_over_time(up{%(ksm)s}[%(tol)s]))
+                unless on (%(cl)s)
+                max by (%(cl)s) (up{%(ksm)s} == 1),
+                "source", "kube-state-metrics", "", ""
+              )
+              or
+              label_replace(
+                max by (%(cl)s) (max_over_time(up{%(sel)s}[%(tol)s]))
+                unless on (%(cl)s)
+                max by (%(cl)s) (up{%(sel)s} == 1),
+                "source", "kubecause", "", ""
+              )
+            ||| % { cl: cl, ksm: ksm, sel: sel, tol: cfg.stateSourceOutageTolerance },
+          },
+          {
+            // The workload that owns a pod, one series per pod: the owner of its ReplicaSet (a
+            // Deployment) or of its Job (a CronJob), or else its own owner (StatefulSet,
+            // DaemonSet, Job, the Node of a static pod).
+            record: rec.podOwner,
+            expr: |||
+              topk by (%(cl)s, namespace, pod) (1,
+                %(viaReplicaSet)s
+                or
+                %(viaJob)s
+                or
                 (
-                  %(node)s
-                )
-                * on (%(cl)s, namespace, pod) group_left (workload_type, workload)
-                (
-                  %(owned)s
-                  or
-                  # A pod without owner, or owned by a ReplicaSet without owner, is its own workload.
-                  label_replace(label_replace(
-                    max by (%(cl)s, namespace, pod) (%(podInfo)s),
-                    "workload_type", "Pod", "", ""), "workload", "$1", "pod", "(.+)")
-                  unless on (%(cl)s, namespace, pod)
-                  max by (%(cl)s, namespace, pod) (
-                    label_replace(%(podOwner)s, "replicaset", "$1", "owner_name", "(.+)")
-                    and on (%(cl)s, namespace, replicaset)
-                    %(rsOwner)s
-                    or
-                    %(otherOwner)s
+                  max by (%(cl)s, namespace, pod, workload_type, workload) (
+                    label_replace(label_replace(%(owner)s,
+                      "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
                   )
+                  unless on (%(cl)s, namespace, pod)
+                  %(viaJob)s
                 )
               )
             ||| % {
               cl: cl,
-              // Pods with a known owning workload: a ReplicaSet's owner (Deployment), or the
-              // pod's own owner when it is not a ReplicaSet (StatefulSet, DaemonSet, Job, ...).
-              owned: std.join('\n    ', std.split(|||
-                topk by (%(cl)s, namespace, pod) (1, max by (%(cl)s, namespace, pod, workload_type, workload) (
-                  max by (%(cl)s, namespace, pod, replicaset) (
-                    label_replace(%(podOwner)s, "replicaset", "$1", "owner_name", "(.+)")
-                  )
-                  * on (%(cl)s, namespace, replicaset) group_left (workload_type, workload)
-                  topk by (%(cl)s, namespace, replicaset) (1, max by (%(cl)s, namespace, replicaset, workload_type, workload) (
-                    label_replace(label_replace(%(rsOwner)s,
-                      "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
-                  ))
-                  or
-                  max by (%(cl)s, namespace, pod, workload_type, workload) (
-                    label_replace(label_replace(%(otherOwner)s,
-                      "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
-                  )
-                ))
-              ||| % {
-                cl: cl,
-                podOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="ReplicaSet"'),
-                rsOwner: lib.ksm(cfg, 'kube_replicaset_owner', 'owner_kind!="", owner_kind!="<none>"'),
-                otherOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind!="ReplicaSet", owner_kind!="", owner_kind!="<none>"'),
-              }, '\n')[:-1]),
-              // The node of the pod now; during a scrape gap, the last one seen.
-              node: std.join('\n    ', [
-                'max by (%s, namespace, pod, node) (kube_pod_info{%s})' % [cl, ksm],
-                'or',
-                '(max by (%s, namespace, pod, node) (%s) unless on (%s, namespace, pod) kube_pod_info{%s})' % [cl, lib.ksm(cfg, 'kube_pod_info'), cl, ksm],
-              ]),
-              podInfo: lib.ksm(cfg, 'kube_pod_info'),
-              podOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="ReplicaSet"'),
-              rsOwner: lib.ksm(cfg, 'kube_replicaset_owner', 'owner_kind!="", owner_kind!="<none>"'),
-              otherOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind!="ReplicaSet", owner_kind!="", owner_kind!="<none>"'),
+              viaReplicaSet: ownerOfOwner('ReplicaSet', 'replicaset', 'kube_replicaset_owner'),
+              viaJob: ownerOfOwner('Job', 'job_name', 'kube_job_owner'),
+              owner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind!="ReplicaSet", owner_kind!="", owner_kind!="<none>"'),
             },
+          },
+          {
+            // One series per pod with its node and workload, value 1. A pod without owner, or
+            // owned by a ReplicaSet without owner, is its own workload.
+            record: rec.podWorkload,
+            expr: |||
+              max by (%(cl)s, namespace, pod, node, workload_type, workload) (
+                (
+                  # The node of the pod now; during a scrape gap, the last one seen (a pod
+                  # that gets its node has two node values inside the gap window).
+                  max by (%(cl)s, namespace, pod, node) (kube_pod_info{%(ksm)s})
+                  or
+                  (max by (%(cl)s, namespace, pod, node) (%(podInfo)s) unless on (%(cl)s, namespace, pod) kube_pod_info{%(ksm)s})
+                )
+                * on (%(cl)s, namespace, pod) group_left (workload_type, workload)
+                (
+                  %(owner)s
+                  or
+                  label_replace(label_replace(
+                    max by (%(cl)s, namespace, pod) (%(podInfo)s),
+                    "workload_type", "Pod", "", ""), "workload", "$1", "pod", "(.+)")
+                  unless on (%(cl)s, namespace, pod)
+                  %(owner)s
+                )
+              )
+            ||| % { cl: cl, ksm: ksm, podInfo: lib.ksm(cfg, 'kube_pod_info'), owner: rec.podOwner },
+          },
+        ] + [
+          {
+            record: rec.state[k],
+            expr: lib.podState(cfg)[k],
+          }
+          for k in ['notStarted', 'unhealthy', 'unschedulable', 'terminated']
+        ] + [
+          {
+            record: rec.podEvents,
+            expr: |||
+              max by (%(cl)s, namespace, pod, cause, target) (
+                label_replace(%(view)s, "pod", "$1", "name", "(.+)")
+              )
+            ||| % { cl: cl, view: lib.tolerant(cfg, 'kubecause_object_events{%s, kind="Pod"}' % sel) },
+          },
+          {
+            record: rec.podCauses,
+            expr: |||
+              (
+                %(events)s{%(roots)s}
+                or
+                (%(events)s{%(symptoms)s} unless on (%(cl)s, namespace, pod) %(events)s{%(roots)s})
+              )
+              unless on (%(cl)s, namespace, pod, cause)
+              (%(events)s{cause="crash_loop_backoff"} and on (%(cl)s, namespace, pod) %(oom)s)
+              or
+              label_replace(
+                %(events)s{cause="crash_loop_backoff"} and on (%(cl)s, namespace, pod) %(oom)s,
+                "cause", "oom_killed", "", ""
+              )
+            ||| % {
+              cl: cl,
+              events: rec.podEvents,
+              roots: lib.causeMatcher(cfg.podRootCauses),
+              symptoms: lib.causeMatcher(cfg.podSymptoms),
+              // A container the kernel OOM-killed last time and restarted within oomWindow.
+              oom: std.rstripChars(|||
+                max by (%(cl)s, namespace, pod) (
+                    %(reason)s == 1
+                    and on (%(cl)s, namespace, pod, container)
+                    increase(kube_pod_container_status_restarts_total{%(ksm)s}[%(w)s]) > 0
+                  )
+              ||| % { cl: cl, ksm: ksm, w: cfg.oomWindow, reason: lib.ksm(cfg, 'kube_pod_container_status_last_terminated_reason', 'reason="OOMKilled"') }, '\n'),
+            },
+          },
+          {
+            // A live cause whose category's state holds on the pod.
+            record: rec.podCauseInState,
+            expr: |||
+              %(union)s
+            ||| % {
+              union: std.join('\nor\n', [
+                '(%s{%s} and on (%s, namespace, pod) %s)' % [rec.podCauses, lib.causeMatcher(cats[k].causes), cl, rec.state[cats[k].state]]
+                for k in cfg.podCategories
+                if std.length(cats[k].causes) > 0
+              ]),
+            },
+          },
+          {
+            // The same with the pod's node and workload. A pod kube-state-metrics does not (yet)
+            // list in kube_pod_info keeps its series, without them.
+            record: rec.podFailing,
+            expr: |||
+              %(inState)s * on (%(cl)s, namespace, pod) group_left (node, workload_type, workload) %(workload)s
+              or
+              %(inState)s unless on (%(cl)s, namespace, pod) %(workload)s
+            ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload },
+          },
+          {
+            // Controllers that cannot create their pods or gave up (cause category workload),
+            // on objects still short of ready pods (ReplicaSet, StatefulSet, DaemonSet) or
+            // unfinished (Job). It resolves when the controller has created its pods.
+            record: rec.workloadEvents,
+            expr: |||
+              max by (%(cl)s, namespace, kind, name, cause, target) (%(events)s)
+              and on (%(cl)s, namespace, kind, name)
+              (
+                %(short)s
+              )
+            ||| % {
+              cl: cl,
+              events: lib.tolerant(cfg, 'kubecause_object_events{%s, kind=~"ReplicaSet|StatefulSet|DaemonSet|Job", %s}' % [sel, lib.causeMatcher(cats.workload.causes + ['none'])]),
+              short: std.join('\n  or\n  ', [
+                objectState('ReplicaSet', 'replicaset', 'max by (%s, namespace, replicaset) (%s) > max by (%s, namespace, replicaset) (%s)' % [cl, lib.ksm(cfg, 'kube_replicaset_spec_replicas'), cl, lib.ksm(cfg, 'kube_replicaset_status_ready_replicas')]),
+                objectState('StatefulSet', 'statefulset', 'max by (%s, namespace, statefulset) (%s) > max by (%s, namespace, statefulset) (%s)' % [cl, lib.ksm(cfg, 'kube_statefulset_replicas'), cl, lib.ksm(cfg, 'kube_statefulset_status_replicas_ready')]),
+                objectState('DaemonSet', 'daemonset', 'max by (%s, namespace, daemonset) (%s) > max by (%s, namespace, daemonset) (%s)' % [cl, lib.ksm(cfg, 'kube_daemonset_status_desired_number_scheduled'), cl, lib.ksm(cfg, 'kube_daemonset_status_number_available')]),
+                objectState('Job', 'job_name', 'max by (%s, namespace, job_name) (%s) unless on (%s, namespace, job_name) max by (%s, namespace, job_name) (%s) == 1' % [cl, lib.ksm(cfg, 'kube_job_info'), cl, cl, lib.ksm(cfg, 'kube_job_complete', 'condition="true"')]),
+              ]),
+            },
+          },
+          {
+            // The same objects when a workload owns them: a ReplicaSet's Deployment, a Job's
+            // CronJob (workload_type and workload labels added).
+            record: rec.workloadOwned,
+            expr: |||
+              %(viaRS)s
+              or
+              %(viaJob)s
+            ||| % {
+              viaRS: ownedBy('ReplicaSet', 'replicaset', 'kube_replicaset_owner'),
+              viaJob: ownedBy('Job', 'job_name', 'kube_job_owner'),
+            },
+          },
+          {
+            // Per workload the user manages: the owner where there is one, else the object.
+            record: rec.workloadFailing,
+            expr: |||
+              max by (%(cl)s, namespace, workload_type, workload, cause, target) (
+                %(owned)s
+                or
+                label_replace(label_replace(%(events)s, "workload_type", "$1", "kind", "(.+)"), "workload", "$1", "name", "(.+)")
+                unless on (%(cl)s, namespace, kind, name)
+                %(owned)s
+              )
+            ||| % { cl: cl, owned: rec.workloadOwned, events: rec.workloadEvents },
           },
           {
             // Pods that have not started and show a platform root cause now: while there are
@@ -180,13 +347,9 @@ local lib = import 'lib.libsonnet';
             record: podStartStuckRecord,
             expr: |||
               count by (%(cl)s) (
-                (
-                %(view)s
-                )
-                and on (%(cl)s, namespace, pod)
-                %(state)s
+                max by (%(cl)s, namespace, pod) (%(failing)s{%(causes)s})
               )
-            ||| % { cl: cl, view: lib.podView(cfg, lib.podStartCauses(cfg)), state: lib.podNotStartedState(cfg) },
+            ||| % { cl: cl, failing: rec.podFailing, causes: lib.causeMatcher(lib.podStartCauses(cfg)) },
           },
         ],
       },

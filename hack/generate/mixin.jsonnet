@@ -13,12 +13,23 @@ local labels = { 'app.kubernetes.io/name': 'kubecause', 'app.kubernetes.io/compo
   // Alertmanager inhibition rules (docs/alerts.md): the inhibit_rules section of alertmanager.yml.
   // Not under rules/generated, whose files are all Prometheus rule files.
   'rules/alertmanager/inhibit-rules.yaml': yaml({ inhibit_rules: mixin.alertmanagerInhibitRules }),
+  // The recommended alertmanager.yml: the route (one notification per incident, node or
+  // workload), a placeholder receiver to replace with yours, and the inhibition rules.
+  'rules/alertmanager/alertmanager.yml': yaml({
+    route: mixin.alertmanagerRoute,
+    receivers: [{ name: cfg.alertmanagerReceiver }],
+    inhibit_rules: mixin.alertmanagerInhibitRules,
+  }),
   // The same rules for prometheus-operator (docs/install.md: needs alertmanagerConfigMatcherStrategy None).
   'rules/alertmanager/alertmanagerconfig.yaml': yaml({
     apiVersion: 'monitoring.coreos.com/v1alpha1',
     kind: 'AlertmanagerConfig',
     metadata: { name: 'kubecause-inhibit-rules', labels: labels },
-    spec: { inhibitRules: mixin.alertmanagerConfigInhibitRules },
+    spec: {
+      route: mixin.alertmanagerConfigRoute,
+      receivers: [{ name: cfg.alertmanagerReceiver }],
+      inhibitRules: mixin.alertmanagerConfigInhibitRules,
+    },
   }),
   'deploy/helm/kubecause/files/mixin/prometheusrule.yaml': yaml({
     apiVersion: 'monitoring.coreos.com/v1',

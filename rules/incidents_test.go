@@ -1,0 +1,238 @@
+package rules
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	amlabels "github.com/prometheus/alertmanager/pkg/labels"
+	"github.com/prometheus/common/model"
+)
+
+// What the on-call receives. The alerts promtool proves firing at each eval time of the
+// incident tests (rules/tests/incidents.yaml) go through the shipped Alertmanager route and
+// inhibition rules (rules/alertmanager/alertmanager.yml), matched with Alertmanager's own
+// matcher parser. A group notifies when an alert that was not in it before fires in it (a
+// first notification or an update), and sends a resolved notification when alerts of it
+// resolve and none is new. An alert muted by inhibition leaves its group without a
+// notification (Alertmanager leaves inhibited alerts out of what it sends).
+//
+// Each test's expectation is the list of notifications in the order the on-call gets them:
+// "<eval time> firing|resolved <group>: <alert names>".
+var incidentNotifications = map[string][]string{
+	"incident: the registry is unreachable for pods of four Deployments": {
+		"6m firing cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
+		"11m firing namespace=shop,workload=blog,workload_type=Deployment: KubecausePodImagePullFailing",
+		"33m resolved cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
+	},
+	"incident: a CNI rollout breaks pods on five nodes": {
+		"6m firing cause=cni_error,target=calico: KubecauseIncident",
+		"33m resolved cause=cni_error,target=calico: KubecauseIncident",
+	},
+	"incident: istiod-remote mismatch, sidecars of three workloads not ready": {
+		"6m firing : KubecauseIstiodRemoteEndpointsMismatch",
+	},
+	"incident: kube-state-metrics stops for ten minutes in the middle of it": {
+		"6m firing cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
+		"18m firing : KubecauseStateSourceMissing",
+		"25m resolved : KubecauseStateSourceMissing",
+		"45m resolved cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
+	},
+	"a CronJob whose runs fail is one workload": {
+		"11m firing namespace=ops,workload=backup,workload_type=CronJob: KubecausePodImagePullFailing",
+	},
+}
+
+type amRoute struct {
+	Receiver string    `json:"receiver"`
+	GroupBy  []string  `json:"group_by"`
+	Matchers []string  `json:"matchers"`
+	Routes   []amRoute `json:"routes"`
+}
+
+type amInhibitRule struct {
+	SourceMatchers []string `json:"source_matchers"`
+	TargetMatchers []string `json:"target_matchers"`
+	Equal          []string `json:"equal"`
+}
+
+type amConfig struct {
+	Route        amRoute         `json:"route"`
+	InhibitRules []amInhibitRule `json:"inhibit_rules"`
+}
+
+func parseMatchers(t *testing.T, ms []string) amlabels.Matchers {
+	t.Helper()
+	var out amlabels.Matchers
+	for _, s := range ms {
+		m, err := amlabels.ParseMatcher(s)
+		if err != nil {
+			t.Fatalf("matcher %q: %v", s, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// groupOf returns the group key of an alert: the first child route whose matchers match (none
+// of the shipped routes continues), its group_by labels and their values.
+func groupOf(t *testing.T, r amRoute, ls model.LabelSet) string {
+	for _, c := range r.Routes {
+		if parseMatchers(t, c.Matchers).Matches(ls) {
+			return groupOf(t, c, ls)
+		}
+	}
+	var parts []string
+	for _, l := range r.GroupBy {
+		if l == "cluster" || l == "alertname" {
+			continue // one cluster in these tests; alert names are listed after the key
+		}
+		if v := ls[model.LabelName(l)]; v != "" {
+			parts = append(parts, l+"="+string(v))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func inhibited(t *testing.T, rules []amInhibitRule, a model.LabelSet, firing []model.LabelSet) bool {
+	for _, r := range rules {
+		src, tgt := parseMatchers(t, r.SourceMatchers), parseMatchers(t, r.TargetMatchers)
+		if !tgt.Matches(a) {
+			continue
+		}
+		for _, s := range firing {
+			if s.Equal(a) || !src.Matches(s) {
+				continue
+			}
+			// Alertmanager: an alert matching both sides is not muted by one that also does.
+			if src.Matches(a) && tgt.Matches(s) {
+				continue
+			}
+			eq := true
+			for _, l := range r.Equal {
+				if s[model.LabelName(l)] != a[model.LabelName(l)] {
+					eq = false
+					break
+				}
+			}
+			if eq {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestIncidentNotifications(t *testing.T) {
+	var am amConfig
+	readYAML(t, filepath.Join("alertmanager", "alertmanager.yml"), &am)
+	tests := unitTestFiles(t)["incidents.yaml"]
+	if len(tests.Tests) == 0 {
+		t.Fatal("no tests in rules/tests/incidents.yaml")
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests.Tests {
+		seen[tc.Name] = true
+		want, ok := incidentNotifications[tc.Name]
+		if !ok {
+			t.Errorf("%s: no expected notifications in incidentNotifications", tc.Name)
+			continue
+		}
+		// Firing alerts per eval time; every time must list the same alert names, so that an
+		// alert missing from the picture cannot hide a notification.
+		firing := map[time.Duration][]model.LabelSet{}
+		names := map[time.Duration][]string{}
+		for _, art := range tc.AlertRuleTest {
+			d, err := model.ParseDuration(art.EvalTime)
+			if err != nil {
+				t.Fatalf("%s: eval_time %q: %v", tc.Name, art.EvalTime, err)
+			}
+			at := time.Duration(d)
+			names[at] = append(names[at], art.Alertname)
+			for _, e := range art.ExpAlerts {
+				ls := model.LabelSet{"alertname": model.LabelValue(art.Alertname)}
+				for k, v := range e.ExpLabels {
+					ls[model.LabelName(k)] = model.LabelValue(v)
+				}
+				firing[at] = append(firing[at], ls)
+			}
+		}
+		var times []time.Duration
+		for at := range names {
+			times = append(times, at)
+		}
+		slices.Sort(times)
+		first := slices.Sorted(slices.Values(names[times[0]]))
+		for _, at := range times[1:] {
+			if got := slices.Sorted(slices.Values(names[at])); !reflect.DeepEqual(got, first) {
+				t.Errorf("%s: eval time %s lists alerts %v, the first lists %v", tc.Name, model.Duration(at), got, first)
+			}
+		}
+
+		var got []string
+		prev := map[string]map[model.Fingerprint]string{} // group -> notified alerts
+		for _, at := range times {
+			now := map[string]map[model.Fingerprint]string{}
+			for _, a := range firing[at] {
+				if inhibited(t, am.InhibitRules, a, firing[at]) {
+					continue
+				}
+				g := groupOf(t, am.Route, a)
+				if now[g] == nil {
+					now[g] = map[model.Fingerprint]string{}
+				}
+				now[g][a.Fingerprint()] = string(a["alertname"])
+			}
+			firingNow := map[model.Fingerprint]bool{}
+			for _, a := range firing[at] {
+				firingNow[a.Fingerprint()] = true
+			}
+			groups := slices.Sorted(func(yield func(string) bool) {
+				for g := range now {
+					if !yield(g) {
+						return
+					}
+				}
+				for g := range prev {
+					if _, ok := now[g]; !ok && !yield(g) {
+						return
+					}
+				}
+			})
+			for _, g := range groups {
+				var added, resolved []string
+				for fp, n := range now[g] {
+					if _, ok := prev[g][fp]; !ok {
+						added = append(added, n)
+					}
+				}
+				for fp, n := range prev[g] {
+					if _, ok := now[g][fp]; !ok && !firingNow[fp] {
+						resolved = append(resolved, n)
+					}
+				}
+				switch {
+				case len(added) > 0:
+					got = append(got, fmt.Sprintf("%s firing %s: %s", model.Duration(at), g, strings.Join(slices.Compact(slices.Sorted(slices.Values(added))), ",")))
+				case len(resolved) > 0:
+					got = append(got, fmt.Sprintf("%s resolved %s: %s", model.Duration(at), g, strings.Join(slices.Compact(slices.Sorted(slices.Values(resolved))), ",")))
+				}
+			}
+			prev = now
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the on-call receives\n  %s\nwant\n  %s", tc.Name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+	for name := range incidentNotifications {
+		if !seen[name] {
+			t.Errorf("incidentNotifications names %q, which is no test of rules/tests/incidents.yaml", name)
+		}
+	}
+}
