@@ -72,16 +72,17 @@ local lib = import 'lib.libsonnet';
           podCategoryAlert('scheduling',
                            lib.t(cfg, 'Pods cannot be scheduled.', 'Pod 无法调度。'),
                            lib.t(cfg, 'cannot be scheduled', '无法调度')),
-          // Many pods of several workloads failing for one cause on one target: one incident.
+          // Pods of several workloads that cannot start for one cause on one shared target (a
+          // registry, a CNI plugin, a CSI driver, a node): one incident.
           // Its `for` is shorter than the per-pod alerts', which it inhibits (equal cluster,
           // cause, target), so they never notify on their own.
           {
             alert: 'KubecauseIncident',
             expr: |||
               count by (%(clusterLabel)s, cause, target) (
-                count by (%(clusterLabel)s, cause, target, namespace, workload_type, workload) (%(failing)s{target!=""})
+                count by (%(clusterLabel)s, cause, target, namespace, workload_type, workload) (%(failing)s{%(causes)s, target!=""})
               ) >= %(incidentMinWorkloads)d
-            ||| % (cfg { failing: lib.records.podFailing }),
+            ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(std.flattenArrays([cats[k].causes for k in cfg.podCategories if cats[k].podStart])) }),
             'for': cfg.incidentFor,
             keep_firing_for: cfg.staleTolerance,
             labels: { severity: cfg.incidentSeverity },
@@ -343,7 +344,7 @@ local lib = import 'lib.libsonnet';
             'for': cfg.stateSourceMissingFor,
             labels: { severity: 'warning' },
             annotations: {
-              summary: lib.t(cfg, 'kube-state-metrics is not scraped: pod alerts hold their last state.', 'kube-state-metrics 未被抓取：Pod 告警保持最后的状态。'),
+              summary: lib.t(cfg, 'A state source is not scraped: the alerts hold their last state.', '状态来源未被抓取：告警保持最后的状态。'),
               description: lib.t(cfg, 'No {{ $labels.source }} target%s is up. The kubecause alerts read the state of pods, nodes and claims from it; they keep the state last seen for up to %s (firing alerts neither resolve nor notify again), then resolve whatever the cluster does.', '{{ $labels.source }}%s 没有处于 up 的抓取目标。kubecause 告警从它读取 Pod、节点和 PVC 的状态；在最多 %s 内保持最后看到的状态（正在触发的告警既不恢复也不重复通知），之后无论集群状态如何都会恢复。') % [onCluster, cfg.stateSourceOutageTolerance],
               runbook_url: lib.runbookURL(cfg, 'KubecauseStateSourceMissing'),
             },

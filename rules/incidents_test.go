@@ -43,6 +43,16 @@ var incidentNotifications = map[string][]string{
 		"25m resolved : KubecauseStateSourceMissing",
 		"45m resolved cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
 	},
+	"incident: the CSI driver of three StatefulSets is not registered on their nodes": {
+		"6m firing cause=csi_driver_not_registered,target=ebs.csi.aws.com: KubecauseIncident",
+		"33m resolved cause=csi_driver_not_registered,target=ebs.csi.aws.com: KubecauseIncident",
+	},
+	"crash loops say why: OOM-killed or exiting": {
+		"16m firing namespace=shop,workload=web,workload_type=Deployment: KubecauseContainerFailing",
+	},
+	"a claim that cannot be provisioned and the pod waiting for it: one notification": {
+		"16m firing namespace=db: KubecausePVCProvisioningFailing",
+	},
 	"a CronJob whose runs fail is one workload": {
 		"11m firing namespace=ops,workload=backup,workload_type=CronJob: KubecausePodImagePullFailing",
 	},

@@ -77,7 +77,7 @@ local lib = import 'lib.libsonnet';
       // An incident names the cause and its target (registry, CNI plugin, CSI driver, node,
       // quota): the per-pod alerts of that cause and target are its detail, not pages.
       source_matchers: ['alertname="KubecauseIncident"'],
-      target_matchers: ['alertname=~"%s"' % re(podAlerts)],
+      target_matchers: ['alertname=~"%s"' % re(cfg.podStartAlerts)],
       equal: [cl, 'cause', 'target'],
     },
     {
