@@ -112,7 +112,9 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 
 	gs := t.ScoreGuard(all)
 	w("\n## When the table cannot tell\n\n")
-	w("A message that does not say why — an operator's or policy engine's Event, the kubelet's object-cache\n")
+	w("A message that does not say why — an operator's or policy engine's Event (Karpenter's own\n")
+	w("`FailedScheduling` about its provisioning, which rule `guard.karpenter_provisioning` leaves `unknown`:\n")
+	w("the default-scheduler's Event of the same pod tells the cause), the kubelet's object-cache\n")
 	w("race (`object \"ns\"/\"kube-root-ca.crt\" not registered`, which is not a missing ConfigMap), a\n")
 	w("truncated paste such as `Failed create pod sandbox.` — must not get a confident wrong cause. Rules\n")
 	w("that apply to any reason match only wordings the kubelet, runtimes and storage drivers write, and\n")
