@@ -183,6 +183,9 @@ func TestSchedulingGroups(t *testing.T) {
 		// the preemption tail is not a group (kubernetes-sigs/karpenter#932)
 		{"0/8 nodes are available: 1 Insufficient memory, 1 node(s) didn't find available persistent volumes to bind, 2 node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}, 4 node(s) had untolerated taint {im-a-sparklike: true}. preemption: 0/8 nodes are available: 1 No preemption victims found for incoming pod, 7 Preemption is not helpful for scheduling..",
 			[]SchedulingGroup{{1, "Insufficient memory"}, {1, "node(s) didn't find available persistent volumes to bind"}, {2, "node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}"}, {4, "node(s) had untolerated taint {im-a-sparklike: true}"}}},
+		// the DRA tail of some 1.3x releases is not a group either (the real test node)
+		{"0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+			[]SchedulingGroup{{1, "Insufficient cpu"}}},
 		{`Successfully assigned default/csi-s3-test-nginx to prd-k8s5`, nil},
 	} {
 		got := SchedulingGroups(c.msg)
