@@ -131,7 +131,7 @@ var (
 func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 
 // MaxFileSize bounds a cause table file: its index grows with reasons × generic rules, so the
-// size of the file bounds the memory it can take. The built-in table is a tenth of it.
+// size of the file bounds the memory it can take. The built-in table is about a fifth of it.
 const MaxFileSize = 256 << 10
 
 // Load reads and parses a cause table file: a regular file of at most MaxFileSize bytes (not a

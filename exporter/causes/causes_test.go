@@ -35,6 +35,8 @@ func TestReleasedCausesKept(t *testing.T) {
 		"other": "kubecauseunclassifiedevents",
 		// Events of the Node object (table 1.1.0).
 		"node": "kubecausenodenotready", "node_pressure": "kubecausenodepressure",
+		// Events of the workload controllers (table 1.4.0).
+		"workload": "kubecauseworkloadfailing",
 	}
 	want := map[string][]string{
 		"volume": {"configmap_not_found", "secret_not_found", "config_key_missing", "mount_timeout",
@@ -52,6 +54,11 @@ func TestReleasedCausesKept(t *testing.T) {
 			"scheduling_no_nodes", "scheduling_port_conflict", "scheduling_failed"},
 		"storage": {"no_storage_class", "provisioning_failed"},
 		"other":   {"unknown"},
+		// Table 1.4.0; the KubecauseWorkloadFailing alert selects by these names.
+		"workload": {"quota_exceeded", "quota_validation_failed", "limitrange_violation", "admission_webhook_denied",
+			"admission_webhook_unavailable", "pod_security_violation", "service_account_missing", "workload_create_timeout",
+			"workload_create_failed", "job_backoff_limit_exceeded", "job_deadline_exceeded", "job_pod_failure_policy",
+			"daemonset_pod_failed"},
 	}
 	for _, p := range []string{"liveness", "readiness", "startup"} {
 		for _, k := range []string{"connection_refused", "timeout", "http_status", "exec_failed", "failed"} {
@@ -79,7 +86,7 @@ func TestReleasedCausesKept(t *testing.T) {
 			t.Errorf("cause %q has category %q, which has no runbook page", c.Name, c.Category)
 		}
 	}
-	for _, n := range []string{"mount_timeout", "sandbox_changed", "image_pull_backoff"} {
+	for _, n := range []string{"mount_timeout", "sandbox_changed", "image_pull_backoff", "daemonset_pod_failed"} {
 		if c, _ := tab.Cause(n); !c.Symptom {
 			t.Errorf("cause %q should be marked as a symptom", n)
 		}

@@ -27,7 +27,7 @@ const (
 // precision counts. The list is the table's, so it is kept next to the scoring.
 var genericCauses = []string{
 	Unknown, "sandbox_failed", "volume_mount_failed", "container_create_failed", "image_pull_failed",
-	"scheduling_failed", "provisioning_failed", "evicted_other",
+	"scheduling_failed", "provisioning_failed", "evicted_other", "workload_create_failed",
 	"liveness_probe_failed", "readiness_probe_failed", "startup_probe_failed",
 }
 

@@ -169,6 +169,29 @@ var goldens = []golden{
 	{"host port", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_port_conflict", "scheduling.port_conflict"},
 	{"anti-affinity", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_failed", "scheduling.pod_affinity_or_spread"},
 
+	// ---- workload: the controllers' Events (the ReplicaSet, StatefulSet, DaemonSet, Job or
+	// CronJob, not a pod). Real messages are in the tuning corpus; these are the wordings of the
+	// Kubernetes source that the corpus has no thread for, each with its file.
+	// apiserver pkg/admission/plugin/webhook/errors/statuserror.go, a webhook that gave no reason.
+	{"webhook denied without explanation", "FailedCreate", `Error creating: pods "web-5d8f9c7b6-" is forbidden: admission webhook "policy.example.com" denied the request without explanation`, "admission_webhook_denied", "workload.admission_webhook_denied"},
+	// apiserver pkg/admission/plugin/policy/validating/dispatcher.go.
+	{"validating admission policy denied", "FailedCreate", `Error creating: pods "web-5d8f9c7b6-x2m4k" is forbidden: ValidatingAdmissionPolicy 'no-privileged' with binding 'no-privileged-binding' denied request: Privileged containers are not allowed`, "admission_webhook_denied", "workload.admission_webhook_denied"},
+	// apiserver 1.23+: "failed calling webhook %q: failed to call webhook: %w" (rancher/webhook#365 has the API error).
+	{"webhook without endpoints", "FailedCreate", `Error creating: Internal error occurred: failed calling webhook "rancher.cattle.io.pods": failed to call webhook: Post "https://rancher-webhook.cattle-system.svc:443/v1/webhook/mutation/pods?timeout=10s": no endpoints available for service "rancher-webhook"`, "admission_webhook_unavailable", "workload.admission_webhook_unavailable"},
+	// pkg/controller/cronjob/cronjob_controllerv2.go "Error creating job: %v" with the quota admission's error.
+	{"cronjob job over quota", "FailedCreate", `Error creating job: jobs.batch "nightly-report-28901234" is forbidden: exceeded quota: object-counts, requested: count/jobs.batch=1, used: count/jobs.batch=10, limited: count/jobs.batch=10`, "quota_exceeded", "workload.quota_exceeded"},
+	// pkg/controller/statefulset/stateful_pod_control.go, the claim of a volumeClaimTemplate over a storage quota.
+	{"statefulset claim over quota", "FailedCreate", `create Claim data-db-0 for Pod db-0 in StatefulSet db failed error: persistentvolumeclaims "data-db-0" is forbidden: exceeded quota: storage, requested: requests.storage=10Gi, used: requests.storage=95Gi, limited: requests.storage=100Gi`, "quota_exceeded", "workload.quota_exceeded"},
+	// staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go.
+	{"quota evaluation timed out", "FailedCreate", `Error creating: Internal error occurred: resource quota evaluation timed out`, "workload_create_timeout", "workload.create_timeout"},
+	// A webhook whose own message quotes a pod cause's words: still the webhook, not the secret.
+	{"webhook denial quoting a missing secret", "FailedCreate", `Error creating: admission webhook "vault.hashicorp.com" denied the request: secrets "vault-token" not found`, "admission_webhook_denied", "workload.admission_webhook_denied"},
+	// pkg/controller/job/job_controller.go: the per-index backoff limit (backoffLimitPerIndex).
+	{"job max failed indexes", "MaxFailedIndexesExceeded", `Job has exceeded the specified maximal number of failed indexes`, "job_backoff_limit_exceeded", "workload.job_backoff_limit_exceeded"},
+	{"job failed indexes", "FailedIndexes", `Job has failed indexes`, "job_backoff_limit_exceeded", "workload.job_backoff_limit_exceeded"},
+	// pkg/kubelet/active_deadline.go: a pod's own activeDeadlineSeconds is not the Job's deadline.
+	{"pod active deadline is not the job's", "DeadlineExceeded", `Pod was active on the node longer than the specified deadline`, "unknown", ""},
+
 	// ---- nothing to classify
 	{"S1 scheduled", "Scheduled", `Successfully assigned istio-system/mspider-mcpc-ckube-remote-5447c5bcfc-25t7t to yl-cluster1`, "unknown", ""},
 	{"S5 image present", "Pulled", `Container image "k8s.gcr.io/etcd:3.5.0-0" already present on machine`, "unknown", ""},

@@ -75,7 +75,10 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	}
 	w("## Causes\n\n")
 	w("*pod start*: who fixes a cause that keeps a pod from starting — `platform` causes count against the\n")
-	w("mixin's pod-start SLO, `workload` causes are the workload's own mistake (its pod alert names it).\n\n")
+	w("mixin's pod-start SLO, `workload` causes are the workload's own mistake (its pod alert names it).\n")
+	w("The `workload` category's causes keep a pod from being created at all and are counted on the\n")
+	w("controller (ReplicaSet, StatefulSet, DaemonSet, Job, …): the same column says who fixes them, but the\n")
+	w("pod-start SLO counts pods only.\n\n")
 	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | pod start | runbook |\n")
 	w("|---|---|---|---|---|---|---|\n")
 	for _, c := range t.causes {

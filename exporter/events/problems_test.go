@@ -6,6 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
 // Problems is the per-object view as the scrape shows it: one entry per object, reason and cause,
@@ -70,6 +74,74 @@ func BenchmarkProblems(b *testing.B) {
 	for b.Loop() {
 		if n := len(h.e.Problems()); n != 10000 {
 			b.Fatalf("%d entries", n)
+		}
+	}
+}
+
+// controllerEvent is a core/v1 Event as a kube-controller-manager controller writes it: about the
+// controller's own object (not a pod), source component only, no host.
+func controllerEvent(uid, kind, name, component, reason, message string) *corev1.Event {
+	ts := metav1.NewTime(t0)
+	return &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: name + ".18" + uid[:8], Namespace: "shop", UID: types.UID(uid)},
+		InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: "shop", Name: name},
+		Reason:         reason,
+		Message:        message,
+		Source:         corev1.EventSource{Component: component},
+		FirstTimestamp: ts,
+		LastTimestamp:  ts,
+		Count:          1,
+		Type:           corev1.EventTypeWarning,
+	}
+}
+
+// The workload controllers' Warning Events (issue 25) go through the engine like a pod's: the
+// default type=Warning watch sees them, nothing drops them for their involved object's kind, the
+// built-in table names their cause, and the per-object view (/problems, kubecause_object_events)
+// shows the ReplicaSet, StatefulSet, DaemonSet or Job with it. Messages from the tuning corpus.
+func TestControllerEventsCountedAndShown(t *testing.T) {
+	if sel := WatchSelectors("type=Warning", nil, nil); len(sel) != 1 || sel[0] != "type=Warning" {
+		t.Fatalf("default watch selectors %v: the controllers' Warning Events must need no extra watch", sel)
+	}
+	h := newHarness(t, func(c *Config) { c.Classifier = causes.Default() })
+	h.sync()
+	evs := []*corev1.Event{
+		controllerEvent(uidA, "ReplicaSet", "web-6597bc46dc", "replicaset-controller", "FailedCreate",
+			`Error creating: pods "web-6597bc46dc-2wm8j" is forbidden: exceeded quota: namespace-quota, requested: limits.cpu=1,limits.memory=2Gi, used: limits.cpu=6,limits.memory=12Gi, limited: limits.cpu=6,limits.memory=12Gi`),
+		controllerEvent(uidB, "StatefulSet", "db", "statefulset-controller", "FailedCreate",
+			`create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: error looking up service account shop/db: serviceaccount "db" not found`),
+		controllerEvent(uidC, "Job", "report-28901234", "job-controller", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+		controllerEvent(uidD, "DaemonSet", "node-agent", "daemonset-controller", "FailedCreate",
+			`Error creating: pods "node-agent-" is forbidden: no providers available to validate pod request`),
+	}
+	for _, ev := range evs {
+		h.add(ev)
+	}
+	got := map[string]string{}
+	for _, p := range h.e.Problems() {
+		if p.Namespace != "shop" || p.Node != "" || p.Events != 1 || p.Occurrences != 1 {
+			t.Errorf("problem %+v: want namespace shop, no node, 1 Event, 1 occurrence", p)
+		}
+		got[p.Kind+"/"+p.Name+" "+p.Reason] = p.Cause
+	}
+	want := map[string]string{
+		"ReplicaSet/web-6597bc46dc FailedCreate":   "quota_exceeded",
+		"StatefulSet/db FailedCreate":              "service_account_missing",
+		"Job/report-28901234 BackoffLimitExceeded": "job_backoff_limit_exceeded",
+		"DaemonSet/node-agent FailedCreate":        "pod_security_violation",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("Problems() = %v, want %v", got, want)
+	}
+	for _, c := range []struct{ kind, cause string }{
+		{"ReplicaSet", "quota_exceeded"}, {"StatefulSet", "service_account_missing"},
+		{"Job", "job_backoff_limit_exceeded"}, {"DaemonSet", "pod_security_violation"},
+	} {
+		if v := h.value("kubecause_events_total", map[string]string{"kind": c.kind, "cause": c.cause}); v != 1 {
+			t.Errorf("kubecause_events_total{kind=%q, cause=%q} = %v, want 1", c.kind, c.cause, v)
+		}
+		if v := h.value(viewEventsName, map[string]string{"kind": c.kind, "cause": c.cause}); v != 1 {
+			t.Errorf("%s{kind=%q, cause=%q} = %v, want 1", viewEventsName, c.kind, c.cause, v)
 		}
 	}
 }

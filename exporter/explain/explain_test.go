@@ -255,3 +255,53 @@ func TestUnclassifiedTemplates(t *testing.T) {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
+
+// The workload controllers' Events (issue 25): `kubectl get events -o json | kubecause explain`
+// names the ReplicaSet, StatefulSet, DaemonSet or Job, the cause and the runbook section.
+// Messages from exporter/causes/testdata/corpus/tuning.yaml (their threads are cited there).
+func TestExplainWorkloadControllers(t *testing.T) {
+	const list = `{"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "nodejs-app-8665bd77fb.1", "namespace": "dev"},
+   "involvedObject": {"kind": "ReplicaSet", "namespace": "dev", "name": "nodejs-app-8665bd77fb"},
+   "reason": "FailedCreate", "type": "Warning", "count": 14, "source": {"component": "replicaset-controller"},
+   "message": "Error creating: pods \"nodejs-app-8665bd77fb-2dd4n\" is forbidden: violates PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false (container \"runtime\" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container \"runtime\" must set securityContext.capabilities.drop=[\"ALL\"]), runAsNonRoot != true (pod or container \"runtime\" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container \"runtime\" must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\")"},
+  {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "gatekeeper-controller-manager.2", "namespace": "gatekeeper-system"},
+   "involvedObject": {"kind": "StatefulSet", "namespace": "gatekeeper-system", "name": "gatekeeper-controller-manager"},
+   "reason": "FailedCreate", "type": "Warning", "count": 23, "source": {"component": "statefulset-controller"},
+   "message": "create Pod gatekeeper-controller-manager-1 in StatefulSet gatekeeper-controller-manager failed error: admission webhook \"validation.gatekeeper.sh\" denied the request: you must provide labels: {\"gatekeeper\"}"},
+  {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "kube-proxy.3", "namespace": "kube-system"},
+   "involvedObject": {"kind": "DaemonSet", "namespace": "kube-system", "name": "kube-proxy"},
+   "reason": "FailedCreate", "type": "Warning", "count": 2, "source": {"component": "daemonset-controller"},
+   "message": "Error creating: the server was unable to return a response in the time allotted, but may still be processing the request (post pods)"},
+  {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "get-data.4", "namespace": "default"},
+   "involvedObject": {"kind": "Job", "namespace": "default", "name": "get-data"},
+   "reason": "BackoffLimitExceeded", "type": "Warning", "count": 1, "source": {"component": "job-controller"},
+   "message": "Job has reached the specified backoff limit"}
+]}`
+	rows := explainString(t, list)
+	want := []struct{ kind, name, cause string }{
+		{"ReplicaSet", "nodejs-app-8665bd77fb", "pod_security_violation"},
+		{"StatefulSet", "gatekeeper-controller-manager", "admission_webhook_denied"},
+		{"DaemonSet", "kube-proxy", "workload_create_timeout"},
+		{"Job", "get-data", "job_backoff_limit_exceeded"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("rows = %+v", rows)
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r.Kind != w.kind || r.Name != w.name || r.Cause != w.cause {
+			t.Errorf("row %d = %s/%s %q, want %s/%s %q", i, r.Kind, r.Name, r.Cause, w.kind, w.name, w.cause)
+		}
+		if u := "https://example.com/docs/runbooks/kubecauseworkloadfailing.md#" + w.cause; r.RunbookURL != u {
+			t.Errorf("row %d: runbook %q, want %q", i, r.RunbookURL, u)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Print(&buf, rows, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "ReplicaSet/nodejs-app-8665bd77fb") || !strings.Contains(buf.String(), "pod_security_violation") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+}

@@ -2,9 +2,23 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/events"
+	kcweb "github.com/kubecause/kubecause/exporter/web"
 )
 
 // explainRunbook runs `kubecause <flags> explain -o json -f <file>` on one kubelet Event whose
@@ -67,5 +81,59 @@ func TestExternalURLValidated(t *testing.T) {
 	}
 	if code := run([]string{"--web.external-url=https://kc.example.com/kc", "--config.check"}); code != 0 {
 		t.Errorf("a valid external URL refused: %d", code)
+	}
+}
+
+// A Deployment whose ReplicaSet cannot create pods, and a Job that failed (issue 25): the
+// controllers' Warning Events reach /problems as the real exporter wires it (engine, built-in
+// table, runbook links), each with its cause and a link to the runbook section that kubecause
+// itself serves. Messages from exporter/causes/testdata/corpus/tuning.yaml.
+func TestProblemsShowWorkloadControllers(t *testing.T) {
+	engine := events.New(events.Config{Classifier: causes.Default()})
+	src := engine.NewSource("all")
+	if err := src.Replace(nil, "1"); err != nil {
+		t.Fatal(err)
+	}
+	ts := metav1.NewTime(time.Now())
+	for i, ev := range []struct{ kind, name, reason, message string }{
+		{"ReplicaSet", "allocation-manager-6597bc46dc", "FailedCreate", `(combined from similar events): Error creating: pods "allocation-manager-6597bc46dc-2wm8j" is forbidden: exceeded quota: namespace-quota, requested: limits.cpu=1,limits.memory=2Gi, used: limits.cpu=6,limits.memory=12Gi, limited: limits.cpu=6,limits.memory=12Gi`},
+		{"Job", "hello", "DeadlineExceeded", "Job was active longer than specified deadline"},
+	} {
+		err := src.Add(&corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%d", ev.name, i), Namespace: "shop", UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i))},
+			InvolvedObject: corev1.ObjectReference{Kind: ev.kind, Namespace: "shop", Name: ev.name},
+			Reason:         ev.reason, Message: ev.message, Type: corev1.EventTypeWarning, Count: 3,
+			FirstTimestamp: ts, LastTimestamp: ts,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mux := http.NewServeMux()
+	registerPages(mux, "", engine, causes.Default(), "/runbooks/%s")
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/problems?format=json", nil))
+	var list kcweb.ProblemList
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
+		t.Fatalf("/problems: %v\n%s", err, rec.Body.String())
+	}
+	got := map[string]string{}
+	for _, p := range list.Problems {
+		got[p.Kind+"/"+p.Name+" "+p.Reason+" "+p.Cause] = p.RunbookURL
+	}
+	want := map[string]string{
+		"ReplicaSet/allocation-manager-6597bc46dc FailedCreate quota_exceeded": "/runbooks/kubecauseworkloadfailing#quota_exceeded",
+		"Job/hello DeadlineExceeded job_deadline_exceeded":                     "/runbooks/kubecauseworkloadfailing#job_deadline_exceeded",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("/problems = %v, want %v", got, want)
+	}
+	for _, link := range want {
+		page, anchor, _ := strings.Cut(link, "#")
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, page, nil))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `id="`+anchor+`"`) {
+			t.Errorf("%s: status %d, section %q present: %v", link, rec.Code, anchor, strings.Contains(rec.Body.String(), `id="`+anchor+`"`))
+		}
 	}
 }
