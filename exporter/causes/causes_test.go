@@ -201,6 +201,12 @@ rules:
 		{"unknown field", "version: '1'\n" + causes + `
 rules:
   - {id: r.x, patern: x, cause: a_cause}`, []string{`unknown field "patern"`}},
+		{"generic not a bool", `
+version: '1'
+causes:
+  - {name: a_cause, category: things, meaning: Something broke., runbook: "page#a_cause", generic: "sometimes"}
+  - {name: unknown, category: other, meaning: Nothing matched., runbook: "other#unknown"}
+rules: []`, []string{`cannot decode`, `generic`}},
 		{"not yaml", "version: [", []string{"cannot decode"}},
 	}
 	for _, c := range cases {
@@ -225,7 +231,7 @@ func TestLoadCustomTable(t *testing.T) {
 version: "custom-7"
 causes:
   - {name: oom_killed, category: container, meaning: OOM., runbook: "kubecausecontainerfailing#oom_killed", symptom: false}
-  - {name: kind_probe_failed, category: probe, meaning: A probe failed., runbook: "probes#kind"}
+  - {name: kind_probe_failed, category: probe, meaning: A probe failed., runbook: "probes#kind", generic: true}
   - {name: unknown, category: other, meaning: Nothing matched., runbook: "kubecauseunclassifiedevents#unknown"}
 rules:
   - id: my.oom
@@ -252,6 +258,13 @@ rules:
 	}
 	if r := tab.Classify("Unhealthy", "KIND probe failed: x"); r != (Result{"kind_probe_failed", "my.probe"}) {
 		t.Errorf("template: got %+v", r)
+	}
+	// generic as written; unknown is generic without being marked (a table written before the
+	// field stays valid).
+	for name, want := range map[string]bool{"oom_killed": false, "kind_probe_failed": true, Unknown: true} {
+		if c, _ := tab.Cause(name); c.Generic != want {
+			t.Errorf("cause %s: generic %v, want %v", name, c.Generic, want)
+		}
 	}
 	// A captured value not in values: the rule does not match.
 	if r := tab.Classify("Unhealthy", "Other probe failed: x"); r != (Result{Cause: Unknown}) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"sigs.k8s.io/yaml"
 )
@@ -22,17 +21,24 @@ const (
 	LabelOutOfScope = "out_of_scope"
 )
 
-// genericCauses are the fallbacks of the built-in table: they say where something failed, not
-// why. A corpus line that gets one of them is not "covered", and naming one is not a claim that
-// precision counts. The list is the table's, so it is kept next to the scoring.
-var genericCauses = []string{
-	Unknown, "sandbox_failed", "volume_mount_failed", "container_create_failed", "image_pull_failed",
-	"scheduling_failed", "provisioning_failed", "evicted_other",
-	"liveness_probe_failed", "readiness_probe_failed", "startup_probe_failed",
+// genericCauses are the table's fallbacks, in table order: causes.yaml marks them `generic: true`
+// (Unknown always is). They say where something failed, not why: a corpus line that gets one of them
+// is not "covered", and naming one is not a claim that precision counts.
+func genericCauses(t *Table) []string {
+	var out []string
+	for _, c := range t.causes {
+		if c.Generic {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
-// IsGeneric reports whether cause is a generic fallback of the built-in table (or Unknown).
-func IsGeneric(cause string) bool { return slices.Contains(genericCauses, cause) }
+// IsGeneric reports whether cause is a generic fallback of the table.
+func (t *Table) IsGeneric(cause string) bool {
+	i, ok := t.byName[cause]
+	return ok && t.causes[i].Generic
+}
 
 // CorpusLine is one real Event message of the corpus (exporter/causes/testdata/corpus).
 type CorpusLine struct {
@@ -92,12 +98,12 @@ func percent(a, b int) float64 {
 
 // Right reports whether the table's answer got for a line labelled want is right: the labelled
 // cause itself, or for a line without a specific cause, any non-specific answer.
-func Right(want, got string) bool {
+func (t *Table) Right(want, got string) bool {
 	if got == want {
 		return true
 	}
-	specific := want != LabelNone && want != LabelUnknowable && want != LabelOutOfScope && !IsGeneric(want)
-	return !specific && IsGeneric(got)
+	specific := want != LabelNone && want != LabelUnknowable && want != LabelOutOfScope && !t.IsGeneric(want)
+	return !specific && t.IsGeneric(got)
 }
 
 // ScoreCorpus classifies every line with the table and counts.
@@ -113,7 +119,7 @@ func (t *Table) ScoreCorpus(lines []CorpusLine) Score {
 			s.Unknowable++
 		case l.Cause == LabelOutOfScope:
 			s.OutOfScope++
-		case IsGeneric(l.Cause):
+		case t.IsGeneric(l.Cause):
 			s.Generic++
 		default:
 			s.Knowable++
@@ -121,7 +127,7 @@ func (t *Table) ScoreCorpus(lines []CorpusLine) Score {
 				s.Covered++
 			}
 		}
-		if !IsGeneric(got) {
+		if !t.IsGeneric(got) {
 			s.Named++
 			if got == l.Cause {
 				s.NamedRight++

@@ -79,7 +79,7 @@ func TestCorpusGolden(t *testing.T) {
 	tab := Default()
 	for i, l := range loadCorpus(t, tuningCorpus) {
 		got := tab.Classify(l.Reason, l.Message)
-		right := Right(l.Cause, got.Cause)
+		right := tab.Right(l.Cause, got.Cause)
 		switch {
 		case !right && l.Miss == "":
 			t.Errorf("tuning.yaml:%d (%s): Classify(%q, %q) = %q by rule %q, want %q", i, l.Source, l.Reason, l.Message, got.Cause, got.Rule, l.Cause)
@@ -137,8 +137,8 @@ func TestScoreCorpusCounts(t *testing.T) {
 	if s.Precision() != 50 || s.Coverage() != 50 {
 		t.Errorf("precision %v, coverage %v, want 50, 50", s.Precision(), s.Coverage())
 	}
-	if !Right(LabelUnknowable, "sandbox_failed") || Right(LabelUnknowable, "disk_full") || !Right("disk_full", "disk_full") ||
-		Right("disk_full", "sandbox_failed") || !Right("sandbox_failed", Unknown) {
+	if !tab.Right(LabelUnknowable, "sandbox_failed") || tab.Right(LabelUnknowable, "disk_full") || !tab.Right("disk_full", "disk_full") ||
+		tab.Right("disk_full", "sandbox_failed") || !tab.Right("sandbox_failed", Unknown) {
 		t.Error("Right: wrong answer")
 	}
 }

@@ -57,7 +57,7 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("- **Precision**: of the lines for which the table names a specific cause, the share where it is\n")
 	w("  the right one (naming a cause for a `none` or `unknowable` line is wrong).\n")
 	w("- **Specific coverage**: of the lines whose message tells a specific cause, the share that get it\n")
-	w("  rather than a generic fallback (%s).\n\n", codeList(genericCauses))
+	w("  rather than a generic fallback (%s).\n\n", codeList(genericCauses(t)))
 	w("| set | lines | precision | specific coverage |\n|---|---|---|---|\n")
 	w("| tuning | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", ts.Lines, ts.Precision(), ts.NamedRight, ts.Named, ts.Coverage(), ts.Covered, ts.Knowable)
 	w("| held-back | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n\n", hs.Lines, hs.Precision(), hs.NamedRight, hs.Named, hs.Coverage(), hs.Covered, hs.Knowable)

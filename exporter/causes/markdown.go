@@ -37,7 +37,10 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	w("  stays enumerable.\n")
 	w("- No match gives `%s`; `kubecause_events_unclassified_total` counts those occurrences.\n", Unknown)
 	w("- Causes marked *symptom* are consequences of another cause (a timeout waiting for a volume, a\n")
-	w("  sandbox being re-created, a pull back-off): look for the pod's other Events for the root cause.\n\n")
+	w("  sandbox being re-created, a pull back-off): look for the pod's other Events for the root cause.\n")
+	w("- Causes marked *generic* (`generic: true` in the table; `%s` always is) are fallbacks: they say\n", Unknown)
+	w("  where something failed (the sandbox, a mount, a probe), not why. The rules that name a specific\n")
+	w("  cause for the same reason come before them; the scores below do not count a generic cause as named.\n\n")
 	w("`kubecause_rule_hits_total{rule,cause}` counts occurrences per rule (pre-initialised to 0 for every\n")
 	w("rule and cause it can produce), `kubecause_cause_info{cause,category,runbook_url}` lists the causes\n")
 	w("and `kubecause_causes_table_info{version,source}` names the table in use (see [metrics](metrics.md)).\n")
@@ -76,8 +79,8 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	w("## Causes\n\n")
 	w("*pod start*: who fixes a cause that keeps a pod from starting — `platform` causes count against the\n")
 	w("mixin's pod-start SLO, `workload` causes are the workload's own mistake (its pod alert names it).\n\n")
-	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | pod start | runbook |\n")
-	w("|---|---|---|---|---|---|---|\n")
+	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | generic | pod start | runbook |\n")
+	w("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range t.causes {
 		var how []string
 		for _, r := range byCause[c.Name] {
@@ -94,9 +97,13 @@ func (t *Table) Markdown(runbookDir string) []byte {
 		if c.Symptom {
 			symptom = "yes"
 		}
+		generic := ""
+		if c.Generic {
+			generic = "yes"
+		}
 		page, anchor, _ := strings.Cut(c.Runbook, "#")
 		link := fmt.Sprintf("[%s](%s%s.md#%s)", c.Runbook, runbookDir, page, anchor)
-		w("| `%s` | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, c.PodStart, link)
+		w("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, generic, c.PodStart, link)
 	}
 	w("\n## Rules in match order\n\n")
 	w("| # | rule | reasons | message pattern | cause |\n|---|---|---|---|---|\n")
