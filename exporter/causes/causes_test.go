@@ -449,33 +449,3 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
-
-// docs/causes.md must be what hack/generate/causes-doc.sh writes from the built-in table.
-func TestDocsInStep(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "causes.md")
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run hack/generate/causes-doc.sh)", err)
-	}
-	// The page is the table's reference, the corpus section (corpusdoc.go) and the real node's
-	// messages (realnode.go).
-	rn, err := LoadRealNode(realNodeFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := string(Default().Markdown("runbooks/")) +
-		string(CorpusMarkdown(Default(), loadCorpus(t, tuningCorpus), loadCorpus(t, heldBackCorpus))) +
-		string(RealNodeMarkdown(Default(), rn))
-	if string(got) != want {
-		t.Errorf("%s is stale: run hack/generate/causes-doc.sh (or make generate) and commit it", path)
-	}
-	// Every cause has a row with its runbook link.
-	for _, c := range Default().Causes() {
-		page, anchor, _ := strings.Cut(c.Runbook, "#")
-		row := "| `" + c.Name + "` | " + c.Category + " |"
-		link := "(runbooks/" + page + ".md#" + anchor + ")"
-		if !strings.Contains(string(got), row) || !strings.Contains(string(got), link) {
-			t.Errorf("docs/causes.md lacks the row or runbook link of %q", c.Name)
-		}
-	}
-}

@@ -1,10 +1,12 @@
-package causes
+package corpus
 
 import (
 	"bytes"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
 // firstHeldBack is the held-back set's first and only blind score, taken when the set was complete
@@ -18,15 +20,15 @@ var firstHeldBack = struct {
 // and the held-back set: {named right, named, covered, knowable} for each.
 var before = struct{ tuning, held [4]int }{tuning: [4]int{171, 200, 171, 252}, held: [4]int{77, 84, 77, 93}}
 
-// CorpusMarkdown renders the part of docs/causes.md that follows the table's reference: how the
+// ScoresMarkdown renders the part of docs/causes.md that follows the table's reference: how the
 // table scores on the corpus of real messages (tuning and held-back sets), what it deliberately
 // does not cover, which Normal node Events to count, and how to turn an unclassified message
 // template into a rule. The figures are computed, so the page cannot drift from the corpus.
-func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
+func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	ts, hs := t.ScoreCorpus(tuning), t.ScoreCorpus(heldBack)
-	all := append(append([]CorpusLine(nil), tuning...), heldBack...)
+	ts, hs := ScoreTable(t, tuning), ScoreTable(t, heldBack)
+	all := append(append([]Line(nil), tuning...), heldBack...)
 
 	w("\n## Measured on real messages\n\n")
 	w("`exporter/causes/testdata/corpus` holds %d real Event messages, each kept byte for byte as found with\n", len(all))
@@ -57,14 +59,15 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("- **Precision**: of the lines for which the table names a specific cause, the share where it is\n")
 	w("  the right one (naming a cause for a `none` or `unknowable` line is wrong).\n")
 	w("- **Specific coverage**: of the lines whose message tells a specific cause, the share that get it\n")
-	w("  rather than a generic fallback (%s).\n\n", codeList(genericCauses(t)))
+	w("  rather than a generic fallback (%s).\n\n", codeList(GenericCauses(t)))
 	w("| set | lines | precision | specific coverage |\n|---|---|---|---|\n")
 	w("| tuning | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", ts.Lines, ts.Precision(), ts.NamedRight, ts.Named, ts.Coverage(), ts.Covered, ts.Knowable)
 	w("| held-back | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n\n", hs.Lines, hs.Precision(), hs.NamedRight, hs.Named, hs.Coverage(), hs.Covered, hs.Knowable)
-	w("`go test ./exporter/causes/ -run Corpus -v` prints these figures; the test fails when the tuning set\n")
-	w("falls below 98 %% precision or 92 %% coverage, or the held-back set below its thresholds in\n")
-	w("`corpus_test.go`. Every tuning line is also a golden test: a line the table knowingly gets wrong\n")
-	w("carries a `miss:` note, and the test fails when it starts to pass, so the note is removed.\n\n")
+	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
+	w("tuning set falls below 98 %% precision or 92 %% coverage, or the held-back set below its thresholds\n")
+	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
+	w("table knowingly gets wrong carries a `miss:` note, and the test fails when it starts to pass, so\n")
+	w("the note is removed.\n\n")
 	w("**Not covered on purpose** (`out_of_scope`): controller failures that are not about a pod starting\n")
 	w("or running (a ReplicaSet's `FailedCreate` for a missing ServiceAccount or a quota, a Job's\n")
 	w("`BackoffLimitExceeded`, HPA and Service controller Events): they have their own owners and\n")
@@ -90,7 +93,7 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("masks what varies between occurrences of the same failure (quoted strings, UIDs, IPs, paths,\n")
 	w("numbers, image digests, pod and node names) so that occurrences group: for example\n\n")
 	ex := `MountVolume.MountDevice failed for volume "pvc-4d70c760-a4b0-11e9-8376-1866da0e836f" : driver name hostpath.csi.k8s.io not found in the list of registered CSI drivers`
-	w("```\n%s\n%s\n```\n\n", ex, Template(ex))
+	w("```\n%s\n%s\n```\n\n", ex, causes.Template(ex))
 	w("kubecause keeps the most frequent (reason, template) pairs of unclassified Events in a bounded\n")
 	w("top-k (`Unclassified`, with an overflow counter for the rest), exported as\n")
 	w("`kubecause_unclassified_messages{reason,template}` and shown by `kubecause explain --unclassified`.\n")
@@ -103,7 +106,7 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("3. To contribute it: add the message, unchanged, with its source and the cause to\n")
 	w("   `exporter/causes/testdata/corpus/tuning.yaml`, the rule and cause to `causes.yaml` (minor version\n")
 	w("   bump), a runbook section in English and Chinese, and run `make generate` and\n")
-	w("   `go test ./exporter/causes/`. Never paste a message you edited: redact names in a copy if you\n")
+	w("   `go test ./exporter/causes/...`. Never paste a message you edited: redact names in a copy if you\n")
 	w("   must, and say so in its source.\n")
 	return b.Bytes()
 }
@@ -114,7 +117,7 @@ type sourceCount struct {
 }
 
 // sourceMix counts corpus lines per kind of source, largest first.
-func sourceMix(lines []CorpusLine) []sourceCount {
+func sourceMix(lines []Line) []sourceCount {
 	m := map[string]int{}
 	for _, l := range lines {
 		switch s := l.Source; {
