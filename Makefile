@@ -44,15 +44,17 @@ lint: ## gofmt, go vet, rule and dashboard lint
 	bash hack/lint-mixin.sh
 
 # Generators in the order they must run: deploy.sh copies and renders what mixin.sh writes.
-GENERATORS := causes-doc mixin deploy chart-readme
-generate: ## regenerate committed outputs (rules, dashboards, docs tables, deploy/)
+# scrape.sh records the golden /metrics (exporter/events/testdata/scrape.golden.txt).
+GENERATORS := causes-doc scrape mixin deploy chart-readme
+generate: ## regenerate committed outputs (rules, dashboards, docs tables, deploy/, the golden scrape)
 	@for g in hack/generate/*.sh; do case " $(GENERATORS) " in *" $$(basename "$$g" .sh) "*) ;; \
 		*) echo "$$g is not listed in GENERATORS (Makefile)" >&2; exit 1;; esac; done
 	@for g in $(GENERATORS); do echo "== hack/generate/$$g.sh"; bash "hack/generate/$$g.sh" || exit 1; done
 
+GENERATED := rules dashboards deploy docs slo exporter/events/testdata/scrape.golden.txt
 check-generated: generate ## fail when committed generated files are stale
-	@if [ -n "$$(git status --porcelain -- rules dashboards deploy docs slo)" ]; then \
-		echo "generated files are stale: run 'make generate' and commit"; git status --porcelain -- rules dashboards deploy docs slo; git diff --stat; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
+		echo "generated files are stale: run 'make generate' and commit"; git status --porcelain -- $(GENERATED); git diff --stat; exit 1; fi
 
 bench: ## in-process benchmarks (benchstat-friendly)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./exporter/...
