@@ -91,6 +91,6 @@ func MergeRealMessages(path string, msgs []RealMessage, versions map[string]stri
 	}
 	header := "# Real Event messages written by real components on the e2e real node (docs/e2e.md), byte for\n" +
 		"# byte. Regenerate with `make real-messages`: new messages arrive with cause TODO, for a person\n" +
-		"# to assign; the classifier's golden test (exporter/causes) holds the cause table to them.\n"
+		"# to assign; TestRealNodeMessages (exporter/causes/corpus) holds the cause table to them.\n"
 	return added, os.WriteFile(path, append([]byte(header), out...), 0o644)
 }
