@@ -8,8 +8,8 @@ import (
 	"github.com/kubecause/kubecause/exporter/causes"
 )
 
-// ReferenceMarkdown renders the reference part of docs/causes.md for the table: how classification works,
-// one row per cause and the rules in match order. runbookDir is the link prefix of runbook pages
+// ReferenceMarkdown renders the reference part of docs/causes.md for the table: how classification
+// works, one row per cause and the rules in match order. runbookDir is the link prefix of runbook pages
 // relative to the page (docs/causes.md links "runbooks/<page>.md#<anchor>").
 func ReferenceMarkdown(t *causes.Table, runbookDir string) []byte {
 	var b bytes.Buffer
