@@ -5,8 +5,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
 export VERSION REVISION BRANCH
+# Every script a target runs. They are run with bash (an exec bit lost in a checkout does not matter)
+# and checked here, when make starts: a missing one stops make instead of skipping a test
+# (internal/repo/scripts_test.go checks the same list against the scripts this Makefile names).
+SCRIPTS := hack/ldflags.sh hack/install-deps.sh hack/lint-mixin.sh hack/bench-apiserver.sh hack/e2e.sh \
+	hack/demo.sh hack/image.sh hack/release.sh
+$(foreach s,$(SCRIPTS),$(if $(wildcard $(s)),,$(error $(s) is missing: the Makefile runs it)))
 # The linker flags of every build (Makefile, hack/image.sh through .ko.yaml, Dockerfile) come from one script.
-LDFLAGS = $(shell hack/ldflags.sh)
+LDFLAGS = $(shell bash hack/ldflags.sh)
 # Heavy tool builds (kube-apiserver, etcd, kube-state-metrics, promtool, …) are cached here by version.
 export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
 BIN := bin/kubecause
@@ -16,7 +22,7 @@ BIN := bin/kubecause
 all: build
 
 deps: ## install what the build and the tests need (idempotent)
-	hack/install-deps.sh
+	bash hack/install-deps.sh
 
 build: ## the kubecause binary
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./exporter/cmd/kubecause
@@ -35,39 +41,41 @@ lint: ## gofmt, go vet, rule and dashboard lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e,load,image ./...
-	@if [ -x hack/lint-mixin.sh ]; then hack/lint-mixin.sh; fi
+	bash hack/lint-mixin.sh
 
 # Generators in the order they must run: deploy.sh copies and renders what mixin.sh writes.
-GENERATORS := causes-doc mixin deploy chart-readme
-generate: ## regenerate committed outputs (rules, dashboards, docs tables, deploy/)
+# scrape.sh records the golden /metrics (exporter/events/testdata/scrape.golden.txt).
+GENERATORS := causes-doc scrape mixin deploy chart-readme
+generate: ## regenerate committed outputs (rules, dashboards, docs tables, deploy/, the golden scrape)
 	@for g in hack/generate/*.sh; do case " $(GENERATORS) " in *" $$(basename "$$g" .sh) "*) ;; \
 		*) echo "$$g is not listed in GENERATORS (Makefile)" >&2; exit 1;; esac; done
 	@for g in $(GENERATORS); do echo "== hack/generate/$$g.sh"; bash "hack/generate/$$g.sh" || exit 1; done
 
+GENERATED := rules dashboards deploy docs slo exporter/events/testdata/scrape.golden.txt
 check-generated: generate ## fail when committed generated files are stale
-	@if [ -n "$$(git status --porcelain -- rules dashboards deploy docs slo)" ]; then \
-		echo "generated files are stale: run 'make generate' and commit"; git status --porcelain -- rules dashboards deploy docs slo; git diff --stat; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
+		echo "generated files are stale: run 'make generate' and commit"; git status --porcelain -- $(GENERATED); git diff --stat; exit 1; fi
 
 bench: ## in-process benchmarks (benchstat-friendly)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./exporter/...
-	@if [ -x hack/bench-apiserver.sh ]; then hack/bench-apiserver.sh; fi
+	bash hack/bench-apiserver.sh
 
 e2e: deps build ## end-to-end tests on real components (127.0.0.1 only)
-	@if [ -x hack/e2e.sh ]; then hack/e2e.sh; else echo "no e2e harness yet"; fi
+	bash hack/e2e.sh
 
 real-messages: deps build ## re-record the real node's Event messages into the classifier's fixture (new ones: cause TODO)
-	KUBECAUSE_REAL_MESSAGES=$(CURDIR)/exporter/causes/testdata/real-node.yaml hack/e2e.sh -run 'TestRealNode$$'
+	KUBECAUSE_REAL_MESSAGES=$(CURDIR)/exporter/causes/testdata/real-node.yaml bash hack/e2e.sh -run 'TestRealNode$$'
 
 # The demo installs only what it runs (hack/demo.sh: Debian packages, control plane, kubelet), not
 # the lint, rule-test and chart tools of `deps`.
 demo: build ## local control plane + seed scenarios, or KUBECONFIG=... for a real cluster
-	@if [ -x hack/demo.sh ]; then hack/demo.sh; else $(BIN) $(if $(KUBECONFIG),--kubeconfig=$(KUBECONFIG)); fi
+	bash hack/demo.sh
 
 image: deps ## linux/amd64+arm64 image into bin/image without a Docker daemon; tests its binary
-	VERSION=$(VERSION) REVISION=$(REVISION) BRANCH=$(BRANCH) hack/image.sh
+	VERSION=$(VERSION) REVISION=$(REVISION) BRANCH=$(BRANCH) bash hack/image.sh
 
 release: deps ## image (multi-arch OCI archive + SBOMs), Helm chart and checksums into bin/release; VERSION=vX.Y.Z
-	VERSION=$(if $(filter command line environment,$(origin VERSION)),$(VERSION)) hack/release.sh
+	VERSION=$(if $(filter command line environment,$(origin VERSION)),$(VERSION)) bash hack/release.sh
 
 test: deps lint check-generated unit fuzz e2e image ## the whole test suite (what CI runs)
 

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubecause/kubecause/e2e/framework"
-	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/causes/corpus"
 	kcweb "github.com/kubecause/kubecause/exporter/web"
 	"github.com/kubecause/kubecause/rules/mixintest"
 )
@@ -303,16 +303,16 @@ func screenshot(t *testing.T, ctx context.Context, path string) {
 func problems(t *testing.T, ctx context.Context, cluster *framework.Cluster, base, out string) {
 	root, err := framework.RepoRoot()
 	check(t, err)
-	real, err := causes.LoadRealNode(filepath.Join(root, "exporter", "causes", "testdata", "real-node.yaml"))
+	real, err := corpus.LoadRealNode(filepath.Join(root, "exporter", "causes", "testdata", "real-node.yaml"))
 	check(t, err)
-	message := func(cause, kind string) causes.RealNodeMessage {
+	message := func(cause, kind string) corpus.RealNodeMessage {
 		for _, m := range real.Messages {
 			if m.Cause == cause && m.Kind == kind && m.Type == corev1.EventTypeWarning {
 				return m
 			}
 		}
 		t.Fatalf("no real %s message of cause %s", kind, cause)
-		return causes.RealNodeMessage{}
+		return corpus.RealNodeMessage{}
 	}
 	type want struct {
 		ns, kind, name, node, cause string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubecause/kubecause/e2e/framework"
 	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/causes/corpus"
 )
 
 // TestRealNode plays the seed scenarios this host can make real on a real node — kubelet,
@@ -239,7 +240,7 @@ func recordRealMessages(t *testing.T, s *framework.Stack) {
 			continue
 		}
 		msgs = append(msgs, framework.RealMessage{
-			RealNodeMessage: causes.RealNodeMessage{Reason: ev.Reason, Type: ev.Type, Component: eventComponent(ev), Kind: ev.InvolvedObject.Kind, Message: ev.Message},
+			RealNodeMessage: corpus.RealNodeMessage{Reason: ev.Reason, Type: ev.Type, Component: eventComponent(ev), Kind: ev.InvolvedObject.Kind, Message: ev.Message},
 			Kubecause:       table.Classify(ev.Reason, ev.Message).Cause,
 		})
 	}

@@ -7,14 +7,14 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/causes/corpus"
 )
 
 // RealMessage is one distinct Event message a real component wrote on the real node, with the
 // cause the built-in table gives it when recorded. Its Cause is assigned by a person reading the
 // message ("TODO" until then); the classifier's golden test holds the table to it.
 type RealMessage struct {
-	causes.RealNodeMessage
+	corpus.RealNodeMessage
 	Kubecause string
 }
 
@@ -61,7 +61,7 @@ func DistinctMessages(in []RealMessage) []RealMessage {
 // cause TODO, keeps every existing entry and its cause, records versions, and returns how many
 // were added.
 func MergeRealMessages(path string, msgs []RealMessage, versions map[string]string) (int, error) {
-	f, err := causes.LoadRealNode(path)
+	f, err := corpus.LoadRealNode(path)
 	if err != nil && !os.IsNotExist(err) {
 		return 0, err
 	}
@@ -91,6 +91,6 @@ func MergeRealMessages(path string, msgs []RealMessage, versions map[string]stri
 	}
 	header := "# Real Event messages written by real components on the e2e real node (docs/e2e.md), byte for\n" +
 		"# byte. Regenerate with `make real-messages`: new messages arrive with cause TODO, for a person\n" +
-		"# to assign; the classifier's golden test (exporter/causes) holds the cause table to them.\n"
+		"# to assign; TestRealNodeMessages (exporter/causes/corpus) holds the cause table to them.\n"
 	return added, os.WriteFile(path, append([]byte(header), out...), 0o644)
 }

@@ -49,6 +49,10 @@ type Cause struct {
 	// disk, storage attach: counts against the pod-start SLO of the monitoring mixin) or
 	// "workload" (the workload's own mistake, e.g. a missing ConfigMap or a typo'd image tag).
 	PodStart string `json:"podStart,omitempty"`
+	// Generic marks a fallback that says where something failed, not why: the catch-all cause of
+	// a reason such as "sandbox_failed", and Unknown (always, marked or not). The corpus scores
+	// (docs/causes.md) count naming one as no claim.
+	Generic bool `json:"generic,omitempty"`
 }
 
 // Rule maps Events to a cause.
@@ -221,8 +225,12 @@ func Parse(data []byte) (*Table, error) {
 		t.byName[c.Name] = len(t.causes)
 		t.causes = append(t.causes, c)
 	}
-	if _, ok := t.byName[Unknown]; !ok && len(f.Causes) > 0 {
+	if i, ok := t.byName[Unknown]; !ok && len(f.Causes) > 0 {
 		fail("causes: the fallback cause %q must be declared", Unknown)
+	} else if ok {
+		// The fallback is generic whether a table marks it or not (tables written before the
+		// field stay valid).
+		t.causes[i].Generic = true
 	}
 
 	for i, r := range f.Rules {

@@ -1,9 +1,13 @@
-package causes
+package corpus
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kubecause/kubecause/exporter/causes"
+)
 
 // realNodeFile is RealNodeFile seen from this package's directory.
-const realNodeFile = "testdata/real-node.yaml"
+const realNodeFile = "../testdata/real-node.yaml"
 
 // TestRealNodeMessages holds the built-in table to every message the e2e real node's
 // components wrote, as a person read it.
@@ -15,7 +19,7 @@ func TestRealNodeMessages(t *testing.T) {
 	if len(f.Messages) == 0 {
 		t.Fatalf("%s holds no message", realNodeFile)
 	}
-	table := Default()
+	table := causes.Default()
 	for _, m := range f.Messages {
 		if m.Cause == "TODO" || m.Cause == "" {
 			t.Errorf("%s %s from %s has no cause assigned yet (read it, then set cause): %q", m.Type, m.Reason, m.Component, m.Message)

@@ -1,15 +1,17 @@
-package causes
+package corpus
 
 import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
-// Markdown renders the reference page docs/causes.md for the table: how classification works,
-// one row per cause and the rules in match order. runbookDir is the link prefix of runbook pages
+// ReferenceMarkdown renders the reference part of docs/causes.md for the table: how classification
+// works, one row per cause and the rules in match order. runbookDir is the link prefix of runbook pages
 // relative to the page (docs/causes.md links "runbooks/<page>.md#<anchor>").
-func (t *Table) Markdown(runbookDir string) []byte {
+func ReferenceMarkdown(t *causes.Table, runbookDir string) []byte {
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Causes\n\n")
@@ -19,9 +21,9 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	w("the rules that recognise them.\n\n")
 	w("## How an Event is classified\n\n")
 	w("- The input is the Event's `reason` and `message` (`note` for events.k8s.io Events).\n")
-	w("- The prefix `%s` that client-go's aggregator puts in front of a message is stripped\n", strings.TrimSpace(CombinedPrefix))
+	w("- The prefix `%s` that client-go's aggregator puts in front of a message is stripped\n", strings.TrimSpace(causes.CombinedPrefix))
 	w("  first (an aggregated Event has the same reason and cause as the Events it folds).\n")
-	w("- Only the first %d bytes (4 KiB) of the message are looked at, so a huge message costs no more\n", MaxMessageBytes)
+	w("- Only the first %d bytes (4 KiB) of the message are looked at, so a huge message costs no more\n", causes.MaxMessageBytes)
 	w("  than that; a signature further in is not seen. Invalid UTF-8 is matched as U+FFFD and never fails.\n")
 	w("- The rules are tried **in order and the first match wins**. A rule applies to the Event reasons it\n")
 	w("  lists (exact match), or to every reason when it lists none; a rule with reasons may leave out the\n")
@@ -35,9 +37,12 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	w("  group `(?P<group>…)` and restricted to the listed `values` — the probe rules turn\n")
 	w("  `Liveness probe failed:` into `liveness_probe_…`. Every final cause is still declared, so the set\n")
 	w("  stays enumerable.\n")
-	w("- No match gives `%s`; `kubecause_events_unclassified_total` counts those occurrences.\n", Unknown)
+	w("- No match gives `%s`; `kubecause_events_unclassified_total` counts those occurrences.\n", causes.Unknown)
 	w("- Causes marked *symptom* are consequences of another cause (a timeout waiting for a volume, a\n")
-	w("  sandbox being re-created, a pull back-off): look for the pod's other Events for the root cause.\n\n")
+	w("  sandbox being re-created, a pull back-off): look for the pod's other Events for the root cause.\n")
+	w("- Causes marked *generic* (`generic: true` in the table; `%s` always is) are fallbacks: they say\n", causes.Unknown)
+	w("  where something failed (the sandbox, a mount, a probe), not why. The rules that name a specific\n")
+	w("  cause for the same reason come before them; the scores below do not count a generic cause as named.\n\n")
 	w("`kubecause_rule_hits_total{rule,cause}` counts occurrences per rule (pre-initialised to 0 for every\n")
 	w("rule and cause it can produce), `kubecause_cause_info{cause,category,runbook_url}` lists the causes\n")
 	w("and `kubecause_causes_table_info{version,source}` names the table in use (see [metrics](metrics.md)).\n")
@@ -63,14 +68,15 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	w("cause is renamed or removed, since cause names are label values that queries and alerts use.\n\n")
 
 	// Rules per cause.
-	byCause := map[string][]*rule{}
-	for _, r := range t.rules {
-		for _, c := range r.causes {
+	rules := t.Rules()
+	byCause := map[string][]causes.Rule{}
+	for _, r := range rules {
+		for _, c := range t.RuleCauses(r.ID) {
 			byCause[c] = append(byCause[c], r)
 		}
 	}
 	order := map[string]int{}
-	for i, r := range t.rules {
+	for i, r := range rules {
 		order[r.ID] = i + 1
 	}
 	w("## Causes\n\n")
@@ -79,9 +85,9 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	w("The `workload` category's causes keep a pod from being created at all and are counted on the\n")
 	w("controller (ReplicaSet, StatefulSet, DaemonSet, Job, …): the same column says who fixes them, but the\n")
 	w("pod-start SLO counts pods only.\n\n")
-	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | pod start | runbook |\n")
-	w("|---|---|---|---|---|---|---|\n")
-	for _, c := range t.causes {
+	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | generic | pod start | runbook |\n")
+	w("|---|---|---|---|---|---|---|---|\n")
+	for _, c := range t.Causes() {
 		var how []string
 		for _, r := range byCause[c.Name] {
 			reasons := "any reason"
@@ -90,20 +96,24 @@ func (t *Table) Markdown(runbookDir string) []byte {
 			}
 			how = append(how, fmt.Sprintf("#%d `%s`: %s", order[r.ID], r.ID, reasons))
 		}
-		if c.Name == Unknown {
+		if c.Name == causes.Unknown {
 			how = append(how, "no rule matched")
 		}
 		symptom := ""
 		if c.Symptom {
 			symptom = "yes"
 		}
+		generic := ""
+		if c.Generic {
+			generic = "yes"
+		}
 		page, anchor, _ := strings.Cut(c.Runbook, "#")
 		link := fmt.Sprintf("[%s](%s%s.md#%s)", c.Runbook, runbookDir, page, anchor)
-		w("| `%s` | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, c.PodStart, link)
+		w("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, generic, c.PodStart, link)
 	}
 	w("\n## Rules in match order\n\n")
 	w("| # | rule | reasons | message pattern | cause |\n|---|---|---|---|---|\n")
-	for i, r := range t.rules {
+	for i, r := range rules {
 		reasons := "any"
 		if len(r.Reasons) > 0 {
 			reasons = strings.Join(r.Reasons, ", ")

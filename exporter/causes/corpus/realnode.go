@@ -1,4 +1,4 @@
-package causes
+package corpus
 
 import (
 	"bytes"
@@ -7,12 +7,14 @@ import (
 	"sort"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
 // RealNodeFile holds the messages real components wrote on the e2e real node (kubelet,
 // containerd, runc, the scheduler and the controllers), byte for byte, each with the cause a
 // person assigned after reading it. `make real-messages` merges new ones in.
-const RealNodeFile = "exporter/causes/testdata/real-node.yaml"
+const RealNodeFile = DataDir + "/real-node.yaml"
 
 // RealNodeMessages is that file.
 type RealNodeMessages struct {
@@ -45,7 +47,7 @@ func LoadRealNode(path string) (RealNodeMessages, error) {
 
 // RealNodeMarkdown is the docs/causes.md section listing the real node's messages with the
 // assigned cause and the table's.
-func RealNodeMarkdown(t *Table, f RealNodeMessages) []byte {
+func RealNodeMarkdown(t *causes.Table, f RealNodeMessages) []byte {
 	var b bytes.Buffer
 	b.WriteString("\n## Messages from the real node\n\n")
 	var vs []string

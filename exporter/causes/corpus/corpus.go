@@ -1,12 +1,17 @@
-package causes
+// Package corpus scores a cause table on the corpus of real Event messages
+// (exporter/causes/testdata) and renders docs/causes.md: the table's reference, its scores, and
+// the messages of the e2e real node. The exporter does not link it: it is run by the tests and by
+// hack/generate/causes-doc.sh (go run ./exporter/causes/corpus/gendoc).
+package corpus
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
 // Labels of corpus lines that are not a cause of the table.
@@ -22,20 +27,27 @@ const (
 	LabelOutOfScope = "out_of_scope"
 )
 
-// genericCauses are the fallbacks of the built-in table: they say where something failed, not
-// why. A corpus line that gets one of them is not "covered", and naming one is not a claim that
-// precision counts. The list is the table's, so it is kept next to the scoring.
-var genericCauses = []string{
-	Unknown, "sandbox_failed", "volume_mount_failed", "container_create_failed", "image_pull_failed",
-	"scheduling_failed", "provisioning_failed", "evicted_other", "workload_create_failed",
-	"liveness_probe_failed", "readiness_probe_failed", "startup_probe_failed",
+// GenericCauses are the table's fallbacks, in table order: causes.yaml marks them `generic: true`
+// (causes.Unknown always is). They say where something failed, not why: a corpus line that gets
+// one of them is not "covered", and naming one is not a claim that precision counts.
+func GenericCauses(t *causes.Table) []string {
+	var out []string
+	for _, c := range t.Causes() {
+		if c.Generic {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
-// IsGeneric reports whether cause is a generic fallback of the built-in table (or Unknown).
-func IsGeneric(cause string) bool { return slices.Contains(genericCauses, cause) }
+// IsGeneric reports whether cause is a generic fallback of the table.
+func IsGeneric(t *causes.Table, cause string) bool {
+	c, ok := t.Cause(cause)
+	return ok && c.Generic
+}
 
-// CorpusLine is one real Event message of the corpus (exporter/causes/testdata/corpus).
-type CorpusLine struct {
+// Line is one real Event message of the corpus (exporter/causes/testdata/corpus).
+type Line struct {
 	// Reason, Type and Kind are the Event's reason, type and involved object kind.
 	Reason string `json:"reason"`
 	Type   string `json:"type"`
@@ -52,13 +64,13 @@ type CorpusLine struct {
 	Miss string `json:"miss,omitempty"`
 }
 
-// LoadCorpus reads a corpus file (a YAML list of CorpusLine).
-func LoadCorpus(path string) ([]CorpusLine, error) {
+// Load reads a corpus file (a YAML list of Line).
+func Load(path string) ([]Line, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var lines []CorpusLine
+	var lines []Line
 	if err := yaml.UnmarshalStrict(data, &lines); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
@@ -90,18 +102,18 @@ func percent(a, b int) float64 {
 	return 100 * float64(a) / float64(b)
 }
 
-// Right reports whether the table's answer got for a line labelled want is right: the labelled
-// cause itself, or for a line without a specific cause, any non-specific answer.
-func Right(want, got string) bool {
+// Right reports whether the answer got that table t gives for a line labelled want is right: the
+// labelled cause itself, or for a line without a specific cause, any generic answer.
+func Right(t *causes.Table, want, got string) bool {
 	if got == want {
 		return true
 	}
-	specific := want != LabelNone && want != LabelUnknowable && want != LabelOutOfScope && !IsGeneric(want)
-	return !specific && IsGeneric(got)
+	specific := want != LabelNone && want != LabelUnknowable && want != LabelOutOfScope && !IsGeneric(t, want)
+	return !specific && IsGeneric(t, got)
 }
 
-// ScoreCorpus classifies every line with the table and counts.
-func (t *Table) ScoreCorpus(lines []CorpusLine) Score {
+// ScoreTable classifies every line with the table and counts.
+func ScoreTable(t *causes.Table, lines []Line) Score {
 	var s Score
 	for _, l := range lines {
 		got := t.Classify(l.Reason, l.Message).Cause
@@ -113,7 +125,7 @@ func (t *Table) ScoreCorpus(lines []CorpusLine) Score {
 			s.Unknowable++
 		case l.Cause == LabelOutOfScope:
 			s.OutOfScope++
-		case IsGeneric(l.Cause):
+		case IsGeneric(t, l.Cause):
 			s.Generic++
 		default:
 			s.Knowable++
@@ -121,7 +133,7 @@ func (t *Table) ScoreCorpus(lines []CorpusLine) Score {
 				s.Covered++
 			}
 		}
-		if !IsGeneric(got) {
+		if !IsGeneric(t, got) {
 			s.Named++
 			if got == l.Cause {
 				s.NamedRight++

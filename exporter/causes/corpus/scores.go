@@ -1,10 +1,12 @@
-package causes
+package corpus
 
 import (
 	"bytes"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
 // firstHeldBack is the held-back set's first and only blind score, taken when the set was complete
@@ -18,15 +20,15 @@ var firstHeldBack = struct {
 // and the held-back set: {named right, named, covered, knowable} for each.
 var before = struct{ tuning, held [4]int }{tuning: [4]int{171, 200, 171, 252}, held: [4]int{77, 84, 77, 93}}
 
-// CorpusMarkdown renders the part of docs/causes.md that follows the table's reference: how the
+// ScoresMarkdown renders the part of docs/causes.md that follows the table's reference: how the
 // table scores on the corpus of real messages (tuning and held-back sets), what it deliberately
 // does not cover, which Normal node Events to count, and how to turn an unclassified message
 // template into a rule. The figures are computed, so the page cannot drift from the corpus.
-func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
+func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	ts, hs := t.ScoreCorpus(tuning), t.ScoreCorpus(heldBack)
-	all := append(append([]CorpusLine(nil), tuning...), heldBack...)
+	ts, hs := ScoreTable(t, tuning), ScoreTable(t, heldBack)
+	all := append(append([]Line(nil), tuning...), heldBack...)
 
 	w("\n## Measured on real messages\n\n")
 	w("`exporter/causes/testdata/corpus` holds %d real Event messages, each kept byte for byte as found with\n", len(all))
@@ -64,14 +66,15 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("- **Precision**: of the lines for which the table names a specific cause, the share where it is\n")
 	w("  the right one (naming a cause for a `none` or `unknowable` line is wrong).\n")
 	w("- **Specific coverage**: of the lines whose message tells a specific cause, the share that get it\n")
-	w("  rather than a generic fallback (%s).\n\n", codeList(genericCauses))
+	w("  rather than a generic fallback (%s).\n\n", codeList(GenericCauses(t)))
 	w("| set | lines | precision | specific coverage |\n|---|---|---|---|\n")
 	w("| tuning | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", ts.Lines, ts.Precision(), ts.NamedRight, ts.Named, ts.Coverage(), ts.Covered, ts.Knowable)
 	w("| held-back | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n\n", hs.Lines, hs.Precision(), hs.NamedRight, hs.Named, hs.Coverage(), hs.Covered, hs.Knowable)
-	w("`go test ./exporter/causes/ -run Corpus -v` prints these figures; the test fails when the tuning set\n")
-	w("falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds in\n")
-	w("`corpus_test.go`. Every tuning line is also a golden test: a line the table knowingly gets wrong\n")
-	w("carries a `miss:` note, and the test fails when it starts to pass, so the note is removed.\n\n")
+	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
+	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
+	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
+	w("table knowingly gets wrong carries a `miss:` note, and the test fails when it starts to pass, so\n")
+	w("the note is removed.\n\n")
 	w("**Not covered on purpose** (`out_of_scope`): controller failures that are not about a pod starting\n")
 	w("or running (HPA and Service controller Events): they have their own owners and kube-state-metrics\n")
 	w("signals. The workload controllers' own failures (a ReplicaSet's, StatefulSet's, DaemonSet's or\n")
@@ -79,7 +82,7 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("`BackoffLimitExceeded` or `DeadlineExceeded`) are covered since table 1.4.0, in the `workload`\n")
 	w("category.\n")
 
-	ps := t.ScoreSchedulingPrecedence(all)
+	ps := ScoreSchedulingPrecedence(t, all)
 	w("\n## Scheduler messages that list several reasons\n\n")
 	w("`0/17 nodes are available: 13 node(s) had untolerated taint {…}, 2 Insufficient memory, 2 node(s)\n")
 	w("didn't match Pod's node affinity/selector` rules out each group of nodes for its own reason. The table\n")
@@ -110,9 +113,9 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("custom schedulers that reuse the wording (HiveD, hwameistor). Their labels follow the\n")
 	w("precedence, so the table naming all %d of them rightly only shows that the rules implement it; the\n", ps.Precedence)
 	w("largest group would name another cause for %d of them. `SchedulingGroups` and\n", ps.Lines-ps.MostNodes)
-	w("`ScoreSchedulingPrecedence` (exporter/causes/schedprec.go) compute these figures.\n")
+	w("`ScoreSchedulingPrecedence` (exporter/causes/corpus/schedprec.go) compute these figures.\n")
 
-	gs := t.ScoreGuard(all)
+	gs := ScoreGuard(t, all)
 	w("\n## When the table cannot tell\n\n")
 	w("A message that does not say why — an operator's or policy engine's Event (Karpenter's own\n")
 	w("`FailedScheduling` about its provisioning, which rule `guard.karpenter_provisioning` leaves `unknown`:\n")
@@ -141,7 +144,7 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("masks what varies between occurrences of the same failure (quoted strings, UIDs, IPs, paths,\n")
 	w("numbers, image digests, pod and node names) so that occurrences group: for example\n\n")
 	ex := `MountVolume.MountDevice failed for volume "pvc-4d70c760-a4b0-11e9-8376-1866da0e836f" : driver name hostpath.csi.k8s.io not found in the list of registered CSI drivers`
-	w("```\n%s\n%s\n```\n\n", ex, Template(ex))
+	w("```\n%s\n%s\n```\n\n", ex, causes.Template(ex))
 	w("kubecause keeps the most frequent (reason, template) pairs of unclassified Events in a bounded\n")
 	w("top-k (`Unclassified`, with an overflow counter for the rest), exported as\n")
 	w("`kubecause_unclassified_messages{reason,template}` and shown by `kubecause explain --unclassified`.\n")
@@ -154,7 +157,7 @@ func CorpusMarkdown(t *Table, tuning, heldBack []CorpusLine) []byte {
 	w("3. To contribute it: add the message, unchanged, with its source and the cause to\n")
 	w("   `exporter/causes/testdata/corpus/tuning.yaml`, the rule and cause to `causes.yaml` (minor version\n")
 	w("   bump), a runbook section in English and Chinese, and run `make generate` and\n")
-	w("   `go test ./exporter/causes/`. Never paste a message you edited: redact names in a copy if you\n")
+	w("   `go test ./exporter/causes/...`. Never paste a message you edited: redact names in a copy if you\n")
 	w("   must, and say so in its source.\n")
 	return b.Bytes()
 }
@@ -165,7 +168,7 @@ type sourceCount struct {
 }
 
 // sourceMix counts corpus lines per kind of source, largest first.
-func sourceMix(lines []CorpusLine) []sourceCount {
+func sourceMix(lines []Line) []sourceCount {
 	m := map[string]int{}
 	for _, l := range lines {
 		switch s := l.Source; {

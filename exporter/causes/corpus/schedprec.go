@@ -1,9 +1,11 @@
-package causes
+package corpus
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kubecause/kubecause/exporter/causes"
 )
 
 // SchedulingGroup is one group of nodes a kube-scheduler FailedScheduling message lists: how many
@@ -66,7 +68,7 @@ type PrecedenceScore struct {
 }
 
 // ScoreSchedulingPrecedence counts, on lines, how often each way gives the labelled cause.
-func (t *Table) ScoreSchedulingPrecedence(lines []CorpusLine) PrecedenceScore {
+func ScoreSchedulingPrecedence(t *causes.Table, lines []Line) PrecedenceScore {
 	var s PrecedenceScore
 	for _, l := range lines {
 		if l.Reason != "FailedScheduling" {
@@ -86,10 +88,10 @@ func (t *Table) ScoreSchedulingPrecedence(lines []CorpusLine) PrecedenceScore {
 			continue
 		}
 		s.Lines++
-		if Right(l.Cause, t.Classify(l.Reason, l.Message).Cause) {
+		if Right(t, l.Cause, t.Classify(l.Reason, l.Message).Cause) {
 			s.Precedence++
 		}
-		if Right(l.Cause, bestCause) {
+		if Right(t, l.Cause, bestCause) {
 			s.MostNodes++
 		}
 	}
@@ -104,7 +106,7 @@ type GuardScore struct {
 }
 
 // ScoreGuard counts the lines a precision guard is about.
-func (t *Table) ScoreGuard(lines []CorpusLine) GuardScore {
+func ScoreGuard(t *causes.Table, lines []Line) GuardScore {
 	var s GuardScore
 	for _, l := range lines {
 		if l.Cause != LabelNone && l.Cause != LabelUnknowable && l.Cause != LabelOutOfScope {
@@ -112,10 +114,10 @@ func (t *Table) ScoreGuard(lines []CorpusLine) GuardScore {
 		}
 		s.Lines++
 		got := t.Classify(l.Reason, l.Message).Cause
-		if IsGeneric(got) {
+		if IsGeneric(t, got) {
 			s.Silent++
 		}
-		if got == Unknown {
+		if got == causes.Unknown {
 			s.Unknown++
 		}
 	}
