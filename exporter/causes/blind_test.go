@@ -97,9 +97,10 @@ func TestBlindCorpusUnseen(t *testing.T) {
 	}
 }
 
-var threadRE = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)#([0-9]+)$`)
+var threadRE = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)#([0-9]+)(?: \([^)]*\))?$`)
 
-// threadOf returns "owner/repo#N" for a source naming a GitHub thread, "" otherwise.
+// threadOf returns the source if it names a GitHub thread ("owner/repo#N", optionally followed by a
+// note in parentheses such as "(issue title)"), "" otherwise.
 func threadOf(source string) string {
 	if threadRE.MatchString(source) {
 		return source
@@ -131,13 +132,15 @@ func TestBlindCitation(t *testing.T) {
 		{"kubernetes/kubernetes#4567", `see https://github.com/kubernetes/kubernetes/issues/4567`, true},
 		{"kubernetes/kubernetes#4567", `source: "other/kubernetes#4567"`, false},
 		{"Azure/AKS#2383", `source: "azure/aks#2383"`, true},
+		{"kubernetes/kubernetes#4567 (issue title)", `source: "kubernetes/kubernetes#4567"`, true},
 		{"https://example.org/q/1", `source: "https://example.org/q/1"`, true},
 	} {
 		if got := citation(c.source).MatchString(c.text); got != c.want {
 			t.Errorf("citation(%q) on %q: %v, want %v", c.source, c.text, got, c.want)
 		}
 	}
-	if threadOf("kubernetes/kubernetes#1") == "" || threadOf("kubernetes/kubernetes path/to/file") != "" {
+	if threadOf("kubernetes/kubernetes#1") == "" || threadOf("kubernetes/kubernetes#1 (issue title)") == "" ||
+		threadOf("kubernetes/kubernetes path/to/file") != "" {
 		t.Error("threadOf")
 	}
 }
