@@ -1,8 +1,10 @@
-package causes
+package corpus
 
 import (
+	"github.com/kubecause/kubecause/exporter/causes"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,7 +14,7 @@ import (
 // by someone who did not collect it; this file only checks that the set is what it claims to be:
 // well formed, and new — no message and no thread shared with what the table was tuned or
 // checked against. It asserts no score.
-const blindCorpus = "testdata/corpus/blind.yaml"
+const blindCorpus = "../testdata/corpus/blind.yaml"
 
 // The blind set may grow, never shrink below this.
 const minBlindLines = 150
@@ -24,7 +26,7 @@ var seenCorpora = []string{tuningCorpus, heldBackCorpus, realNodeFile}
 // the corpus labels, carries no known miss, and appears once — also once per reason after
 // masking, so that a message pasted in two threads is not scored twice.
 func TestBlindCorpusWellFormed(t *testing.T) {
-	tab := Default()
+	tab := causes.Default()
 	lines := loadCorpus(t, blindCorpus)
 	if len(lines) < minBlindLines {
 		t.Errorf("%s has %d lines, want at least %d", blindCorpus, len(lines), minBlindLines)
@@ -40,7 +42,7 @@ func TestBlindCorpusWellFormed(t *testing.T) {
 		switch l.Cause {
 		case LabelNone, LabelUnknowable, LabelOutOfScope:
 		default:
-			if _, ok := tab.Cause(l.Cause); !ok || l.Cause == Unknown {
+			if _, ok := tab.Cause(l.Cause); !ok || l.Cause == causes.Unknown {
 				t.Errorf("blind.yaml:%d (%s): cause %q is neither a cause of the table nor a label", i, l.Source, l.Cause)
 			}
 		}
@@ -50,7 +52,7 @@ func TestBlindCorpusWellFormed(t *testing.T) {
 		if threadOf(l.Source) == "" && !strings.HasPrefix(l.Source, "https://") {
 			t.Errorf("blind.yaml:%d: source %q is neither owner/repo#N nor a URL", i, l.Source)
 		}
-		key := l.Reason + "\x00" + Template(l.Message)
+		key := l.Reason + "\x00" + causes.Template(l.Message)
 		if prev, dup := seen[key]; dup {
 			t.Errorf("blind.yaml:%d (%s): same reason and masked message as line %d", i, l.Source, prev)
 		}
@@ -76,16 +78,16 @@ func TestBlindCorpusUnseen(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range rn.Messages {
-				masked[Template(m.Message)] = path
+				masked[causes.Template(m.Message)] = path
 			}
 			continue
 		}
 		for i, l := range loadCorpus(t, path) {
-			masked[Template(l.Message)] = path + ":" + itoa(i)
+			masked[causes.Template(l.Message)] = path + ":" + strconv.Itoa(i)
 		}
 	}
 	for i, l := range loadCorpus(t, blindCorpus) {
-		if where, ok := masked[Template(l.Message)]; ok {
+		if where, ok := masked[causes.Template(l.Message)]; ok {
 			t.Errorf("blind.yaml:%d (%s): message %q is, masked, the message of %s", i, l.Source, l.Message, where)
 		}
 		cited := citation(l.Source)
