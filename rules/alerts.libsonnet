@@ -14,7 +14,7 @@ local lib = import 'lib.libsonnet';
   local podCategoryAlert(category, summary, what) = {
     local cat = cats[category],
     alert: cat.alert,
-    expr: '%s{%s}\n' % [lib.records.podFailing, lib.causeMatcher(cat.causes)],
+    expr: '%s{%s} > 0\n' % [lib.records.podFailing, lib.causeMatcher(cat.causes)],
     'for': cat['for'],
     // A firing alert rides out a short gap of its series (exporter restart) instead of
     // resolving and paging again.
@@ -59,7 +59,7 @@ local lib = import 'lib.libsonnet';
           {
             alert: cats.eviction.alert,
             expr: |||
-              count by (%(clusterLabel)s, node, namespace, cause) (%(failing)s{%(causes)s})
+              count by (%(clusterLabel)s, node, namespace, cause) (%(failing)s{%(causes)s}) > 0
             ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(cats.eviction.causes) }),
             'for': cats.eviction['for'],
             labels: { severity: 'warning' },
@@ -72,8 +72,9 @@ local lib = import 'lib.libsonnet';
           podCategoryAlert('scheduling',
                            lib.t(cfg, 'Pods cannot be scheduled.', 'Pod 无法调度。'),
                            lib.t(cfg, 'cannot be scheduled', '无法调度')),
-          // Pods of several workloads that cannot start for one cause on one shared target (a
-          // registry, a CNI plugin, a CSI driver, a node): one incident.
+          // Pods of several workloads that cannot start for one platform cause (podStart:
+          // platform: not a workload's own mistake) on one shared target (a registry, a CNI
+          // plugin, a CSI driver, a node): one incident.
           // Its `for` is shorter than the per-pod alerts', which it inhibits (equal cluster,
           // cause, target), so they never notify on their own.
           {
@@ -82,7 +83,7 @@ local lib = import 'lib.libsonnet';
               count by (%(clusterLabel)s, cause, target) (
                 count by (%(clusterLabel)s, cause, target, namespace, workload_type, workload) (%(failing)s{%(causes)s, target!=""})
               ) >= %(incidentMinWorkloads)d
-            ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(std.flattenArrays([cats[k].causes for k in cfg.podCategories if cats[k].podStart])) }),
+            ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(lib.podStartCauses(cfg)) }),
             'for': cfg.incidentFor,
             keep_firing_for: cfg.staleTolerance,
             labels: { severity: cfg.incidentSeverity },
@@ -100,7 +101,7 @@ local lib = import 'lib.libsonnet';
           // pod to alert on, its controller's Event says why.
           {
             alert: cats.workload.alert,
-            expr: '%s\n' % lib.records.workloadFailing,
+            expr: '%s > 0\n' % lib.records.workloadFailing,
             'for': cats.workload['for'],
             keep_firing_for: cfg.staleTolerance,
             labels: { severity: 'warning' },

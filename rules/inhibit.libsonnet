@@ -59,6 +59,9 @@ local lib = import 'lib.libsonnet';
     groupWait: r.group_wait,
     groupInterval: r.group_interval,
     repeatInterval: r.repeat_interval,
+    // prometheus-operator with alertmanagerConfigMatcherStrategy None: without a matcher the
+    // route would take every alert of the Alertmanager, not only kubecause's.
+    matchers: [matcher('alertname=~"Kubecause.*"')],
     routes: [{ matchers: [matcher(m) for m in x.matchers], groupBy: x.group_by } for x in r.routes],
   },
 

@@ -182,13 +182,12 @@ local lib = import 'lib.libsonnet';
                 or
                 %(viaJob)s
                 or
-                (
-                  max by (%(cl)s, namespace, pod, workload_type, workload) (
-                    label_replace(label_replace(%(owner)s,
-                      "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
-                  )
-                  unless on (%(cl)s, namespace, pod)
-                  %(viaJob)s
+                max by (%(cl)s, namespace, pod, workload_type, workload) (
+                  label_replace(label_replace(
+                    %(owner)s
+                    unless on (%(cl)s, namespace, pod)
+                    (label_replace(%(jobPod)s, "job_name", "$1", "owner_name", "(.+)") and on (%(cl)s, namespace, job_name) %(jobOwner)s),
+                    "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
                 )
               )
             ||| % {
@@ -196,6 +195,8 @@ local lib = import 'lib.libsonnet';
               viaReplicaSet: ownerOfOwner('ReplicaSet', 'replicaset', 'kube_replicaset_owner'),
               viaJob: ownerOfOwner('Job', 'job_name', 'kube_job_owner'),
               owner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind!="ReplicaSet", owner_kind!="", owner_kind!="<none>"'),
+              jobPod: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="Job"'),
+              jobOwner: lib.ksm(cfg, 'kube_job_owner', 'owner_kind!="", owner_kind!="<none>"'),
             },
           },
           {
