@@ -76,8 +76,11 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	w("## Causes\n\n")
 	w("*pod start*: who fixes a cause that keeps a pod from starting — `platform` causes count against the\n")
 	w("mixin's pod-start SLO, `workload` causes are the workload's own mistake (its pod alert names it).\n\n")
-	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | pod start | runbook |\n")
-	w("|---|---|---|---|---|---|---|\n")
+	w("*target*: where the shared thing the cause is about is read from (the `target` label of\n")
+	w("`kubecause_object_events`, see [metrics](metrics.md#the-target-label)): `registry`, `node`, or a\n")
+	w("pattern whose group `(?P<target>…)` is read from the message.\n\n")
+	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | pod start | target | runbook |\n")
+	w("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range t.causes {
 		var how []string
 		for _, r := range byCause[c.Name] {
@@ -96,7 +99,11 @@ func (t *Table) Markdown(runbookDir string) []byte {
 		}
 		page, anchor, _ := strings.Cut(c.Runbook, "#")
 		link := fmt.Sprintf("[%s](%s%s.md#%s)", c.Runbook, runbookDir, page, anchor)
-		w("| `%s` | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, c.PodStart, link)
+		target := c.Target
+		if target != "" && target != TargetRegistry && target != TargetNode {
+			target = code(target)
+		}
+		w("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, c.PodStart, target, link)
 	}
 	w("\n## Rules in match order\n\n")
 	w("| # | rule | reasons | message pattern | cause |\n|---|---|---|---|---|\n")
