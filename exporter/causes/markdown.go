@@ -42,7 +42,7 @@ func (t *Table) Markdown(runbookDir string) []byte {
 	w("rule and cause it can produce), `kubecause_cause_info{cause,category,runbook_url}` lists the causes\n")
 	w("and `kubecause_causes_table_info{version,source}` names the table in use (see [metrics](metrics.md)).\n")
 	w("`runbook_url` is `--runbook.url-pattern` with `%%s` replaced by the runbook page, plus `#<anchor>`.\n")
-	w("`kubecause explain` shows the cause, rule and runbook of existing Events without running the exporter.\n\n")
+	w("`kubecause explain` shows the cause, target and runbook of existing Events without running the exporter.\n\n")
 	w("## Your own cause table\n\n")
 	w("Start from a copy of `exporter/causes/causes.yaml` and pass it with `--causes.file=<path>`. The\n")
 	w("file is checked when kubecause starts: unknown cause names, duplicate rule ids, invalid patterns,\n")

@@ -278,13 +278,32 @@ func (e *Engine) targetOf(c classified, ev *corev1.Event) string {
 	if !c.node {
 		return c.target
 	}
-	if ev.Source.Host != "" {
-		return e.intern(labels.Value(ev.Source.Host))
-	}
-	if ev.InvolvedObject.Kind == "Node" {
-		return e.intern(labels.Value(ev.InvolvedObject.Name))
+	if n := eventNode(ev); n != "" {
+		return e.intern(labels.Value(n))
 	}
 	return ""
+}
+
+// eventNode is the node an Event is about: the one its reporter ran on (source.host, the
+// kubelet's), or the Node it is about.
+func eventNode(ev *corev1.Event) string {
+	if ev.Source.Host != "" {
+		return ev.Source.Host
+	}
+	if ev.InvolvedObject.Kind == "Node" {
+		return ev.InvolvedObject.Name
+	}
+	return ""
+}
+
+// Target is the target label the per-object view gives an Event classified as r: what the cause
+// table read from the message, or the Event's node for a cause whose target is the node; a label
+// value (labels.Value). kubecause explain shows it.
+func Target(r causes.Result, ev *corev1.Event) string {
+	if r.TargetNode {
+		return labels.Value(eventNode(ev))
+	}
+	return labels.Value(r.Target)
 }
 
 // validate returns the problem that makes an object uncountable, or "".
