@@ -171,3 +171,51 @@ rules:
 		}
 	}
 }
+
+// The targets of the controllers' causes (a quota, an admission webhook), as the cause table
+// declares them for quota_exceeded, admission_webhook_denied and admission_webhook_unavailable,
+// on the apiserver's real wordings (cited per message).
+func TestTargetControllerCauses(t *testing.T) {
+	tab, err := Parse([]byte(`version: v
+causes:
+- {name: unknown, category: other, meaning: m, runbook: p#a}
+- name: quota_exceeded
+  category: controller
+  meaning: m
+  runbook: p#a
+  target: 'exceeded quota: (?P<target>[^,\s]+)|(?i:failed quota): (?P<target>[^:\s]+):'
+- name: admission_webhook_denied
+  category: controller
+  meaning: m
+  runbook: p#a
+  target: 'admission webhook \\*"(?P<target>[^"\\]+)\\*" denied'
+- name: admission_webhook_unavailable
+  category: controller
+  meaning: m
+  runbook: p#a
+  target: 'failed calling (?:admission )?webhook \\*"(?P<target>[^"\\]+)'
+rules:
+- {id: q, pattern: '(?i)exceeded quota|failed quota', cause: quota_exceeded}
+- {id: d, pattern: 'admission webhook .* denied the request', cause: admission_webhook_denied}
+- {id: u, pattern: 'failed calling (?:admission )?webhook', cause: admission_webhook_unavailable}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ source, message, cause, target string }{
+		{"openshiftio/openshift.io#4668", `Error creating: pods "jenkins-1-dr8p8" is forbidden: exceeded quota: compute-resources, requested: limits.cpu=2,limits.memory=1Gi, used: limits.cpu=2,limits.memory=1Gi, limited: limits.cpu=2,limits.memory=1Gi`,
+			"quota_exceeded", "compute-resources"},
+		{"kubernetes/website#641", `Error creating: pods "nginx-3137573019-" is forbidden: Failed quota: compute-resources: must specify limits.cpu,limits.memory,requests.cpu,requests.memory`,
+			"quota_exceeded", "compute-resources"},
+		{"kelseyhightower/grafeas-tutorial#8", `admission webhook "image-signature.hightowerlabs.com" denied the request without explanation`,
+			"admission_webhook_denied", "image-signature.hightowerlabs.com"},
+		{"kserve/kserve#580", `Error creating: Internal error occurred: failed calling webhook "inferenceservice.kfserving-webhook-server.pod-mutator": Post https://kfserving-webhook-server-service.kubeflow.svc:443/mutate-pods?timeout=30s: service "kfserving-webhook-server-service" not found`,
+			"admission_webhook_unavailable", "inferenceservice.kfserving-webhook-server.pod-mutator"},
+		{"notmattlucas/auto-tracing-webhook#5", `Error creating: Internal error occurred: failed calling webhook "auto-tracing-mutating-webhook.default.svc.cluster.local": Post "https://auto-tracing-mutating-webhook.default.svc:443/decorate?timeout=30s": dial tcp 10.103.71.227:443: connect: connection refused`,
+			"admission_webhook_unavailable", "auto-tracing-mutating-webhook.default.svc.cluster.local"},
+	} {
+		if r := tab.Classify("FailedCreate", c.message); r.Cause != c.cause || r.Target != c.target {
+			t.Errorf("%s: cause %q target %q, want %q %q", c.source, r.Cause, r.Target, c.cause, c.target)
+		}
+	}
+}
