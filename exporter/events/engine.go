@@ -386,13 +386,21 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	// cannot pin the latest-occurrence gauges ahead of every later occurrence.
 	ts := min(eventTime(ev), e.cfg.Now().Unix())
 	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause, target: l.target}
+	// An Event moving between entries that differ only in their target (into or out of the
+	// target overflow) is the same problem of the same object: not a newly affected object.
+	retarget := false
+	if t.view >= 0 {
+		ok := e.view.entries[t.view].key
+		ok.target = key.target
+		retarget = ok == key
+	}
 	i, change, over := e.view.move(t.view, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
 	if over {
 		e.m.targetOverflow()
 	}
 	switch change {
 	case viewBorn:
-		if !baseline {
+		if !baseline && !retarget {
 			e.m.affect(key)
 		}
 	case viewRefused:

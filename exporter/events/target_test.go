@@ -120,6 +120,10 @@ func TestViewTargetCap(t *testing.T) {
 	if v := h.value("kubecause_series", dropped); v != 2 {
 		t.Errorf("kubecause_series{metric=kubecause_object_events_target} = %v, want 2", v)
 	}
+	// Three objects began to show disk_full; c changing its target is no new one.
+	if v := h.value("kubecause_objects_affected_total", map[string]string{"cause": "disk_full"}); v != 3 {
+		t.Errorf("kubecause_objects_affected_total{cause=disk_full} = %v, want 3", v)
+	}
 }
 
 // A target is a label value like any other: valid UTF-8, at most labels.MaxBytes, and never the
