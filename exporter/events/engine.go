@@ -116,6 +116,10 @@ type classified struct {
 // maxClassified bounds the memo (about 20 bytes an entry); past it, it starts over.
 const maxClassified = 1 << 15
 
+// maxResults bounds the distinct results the memo keeps (a result and its index entry are about
+// 150 bytes: at most ~0.6 MB); past it, the memo starts over.
+const maxResults = 1 << 12
+
 // classify is Config.Classify through the memo. Called with e.mu held.
 func (e *Engine) classify(reason, message string) classified {
 	var h maphash.Hash
@@ -134,9 +138,9 @@ func (e *Engine) classify(reason, message string) classified {
 	}
 	i, ok := e.resultIdx[c]
 	if !ok {
-		// Targets make results as many as the registries, plugins and drivers seen: past 1<<16,
-		// the memo starts over with its results.
-		if len(e.results) >= 1<<16 {
+		// Targets make results as many as the registries, plugins and drivers seen (whoever can
+		// create a pod can name any registry): past maxResults, the memo starts over with them.
+		if len(e.results) >= maxResults {
 			clear(e.classified)
 			clear(e.resultIdx)
 			e.results = e.results[:0]

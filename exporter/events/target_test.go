@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,4 +164,22 @@ func unsafeSameMemory(s, sub string) bool {
 	}
 	b, p := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(sub)))
 	return p >= b && p < b+uintptr(len(s))
+}
+
+// Targets come from messages anyone who can create a pod chooses (an image's registry; here the
+// real-node message with its registry host varied): the memo's
+// results stay bounded, and classification stays right after it starts over.
+func TestClassifyMemoBoundedByTargets(t *testing.T) {
+	e := New(Config{Classifier: causes.Default()})
+	msg := realMessage(t, `Failed to pull image "127.0.0.1:34885/`)
+	for i := range maxResults + 10 {
+		host := fmt.Sprintf("registry-%d.example.com", i)
+		c := e.classify("Failed", strings.ReplaceAll(msg, "127.0.0.1:34885", host))
+		if c.cause != "image_auth_failed" || c.target != host {
+			t.Fatalf("message %d: %+v, want image_auth_failed on %s", i, c, host)
+		}
+		if len(e.results) > maxResults || len(e.resultIdx) > maxResults {
+			t.Fatalf("memo holds %d results, bound %d", len(e.results), maxResults)
+		}
+	}
 }
