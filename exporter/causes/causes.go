@@ -53,6 +53,9 @@ type Cause struct {
 	// a reason such as "sandbox_failed", and Unknown (always, marked or not). The corpus scores
 	// (docs/causes.md) count naming one as no claim.
 	Generic bool `json:"generic,omitempty"`
+	// Target says where the shared thing an occurrence is about is read from: "registry", "node"
+	// or a regular expression with a named group (?P<target>…) (target.go). Empty: no target.
+	Target string `json:"target,omitempty"`
 }
 
 // Rule maps Events to a cause.
@@ -79,12 +82,20 @@ type Result struct {
 	Cause string
 	// Rule is the ID of the rule that matched, "" when the fallback was used.
 	Rule string
+	// Target is what the cause's target reads from the message (a registry host, a plugin or
+	// driver name, …), "" when it has none or the message does not name it. It may share memory
+	// with the message. Not cut or sanitised: see labels.Value.
+	Target string
+	// TargetNode is set when the cause's target is the Event's node, which the message does not
+	// tell: the caller takes source.host (or the Node the Event is about).
+	TargetNode bool
 }
 
 // Table is a parsed and compiled cause table. It is safe for concurrent use.
 type Table struct {
 	version  string
 	causes   []Cause
+	targets  []*target // parallel to causes; nil: no target
 	byName   map[string]int
 	rules    []*rule
 	byReason map[string][]*rule // rules for that reason plus generic rules, in table order
@@ -221,9 +232,14 @@ func Parse(data []byte) (*Table, error) {
 		if c.PodStart != "" && c.PodStart != "platform" && c.PodStart != "workload" {
 			fail("%s: podStart: must be \"platform\" or \"workload\", got %q", where, c.PodStart)
 		}
+		tg, err := compileTarget(c.Target)
+		if err != nil {
+			fail("%s: target: %v", where, err)
+		}
 		c.Meaning = strings.TrimSpace(c.Meaning)
 		t.byName[c.Name] = len(t.causes)
 		t.causes = append(t.causes, c)
+		t.targets = append(t.targets, tg)
 	}
 	if i, ok := t.byName[Unknown]; !ok && len(f.Causes) > 0 {
 		fail("causes: the fallback cause %q must be declared", Unknown)
@@ -353,6 +369,7 @@ func (t *Table) Version() string { return t.version }
 // Classify returns the cause of an Event with this reason and message. It never fails: when no
 // rule matches, the cause is Unknown and Rule is "". It strips the aggregation prefix and looks
 // only at the first MaxMessageBytes bytes of the message. Invalid UTF-8 is matched as U+FFFD.
+// The result carries the cause's target (Result.Target, Result.TargetNode).
 func (t *Table) Classify(reason, message string) Result {
 	for strings.HasPrefix(message, CombinedPrefix) {
 		message = message[len(CombinedPrefix):]
@@ -360,6 +377,25 @@ func (t *Table) Classify(reason, message string) Result {
 	if len(message) > MaxMessageBytes {
 		message = message[:MaxMessageBytes]
 	}
+	return t.withTarget(t.match(reason, message), message)
+}
+
+// withTarget reads the target of r's cause from message.
+func (t *Table) withTarget(r Result, message string) Result {
+	i, ok := t.byName[r.Cause]
+	if !ok || t.targets[i] == nil {
+		return r
+	}
+	if tg := t.targets[i]; tg.kind == TargetNode {
+		r.TargetNode = true
+	} else {
+		r.Target = tg.extract(message)
+	}
+	return r
+}
+
+// match is Classify without the target, on the stripped and cut message.
+func (t *Table) match(reason, message string) Result {
 	rules, ok := t.byReason[reason]
 	if !ok {
 		rules = t.generic

@@ -21,6 +21,7 @@ package events
 import (
 	"hash/maphash"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +49,9 @@ type Config struct {
 	MaxSeries int
 	// MaxObjectSeries caps the per-object view.
 	MaxObjectSeries int
+	// MaxTargets caps the distinct values of the view's target label; an entry whose target would
+	// be one more gets the overflow value instead.
+	MaxTargets int
 	// NormalReasons are the reasons of type=Normal Events that are counted; other Normal Events are
 	// ignored. Warning Events are always counted.
 	NormalReasons []string
@@ -95,18 +99,29 @@ type Engine struct {
 	// classified memoises Classify by a 64-bit hash of (reason, message): a PATCH of count
 	// repeats its Event's message, and classifying costs ~7 µs against ~50 ns for the hash.
 	classified map[uint64]uint16
-	results    []classification
-	resultIdx  map[classification]uint16
+	results    []classified
+	resultIdx  map[classified]uint16
 	seed       maphash.Seed
 }
 
 type classification struct{ cause, rule string }
 
+// classified is what the memo keeps of a classification: the cause, its rule and its target as
+// read from the message (interned, a label value), or that the target is the Event's node.
+type classified struct {
+	cause, rule, target string
+	node                bool
+}
+
 // maxClassified bounds the memo (about 20 bytes an entry); past it, it starts over.
 const maxClassified = 1 << 15
 
+// maxResults bounds the distinct results the memo keeps (a result and its index entry are about
+// 150 bytes: at most ~0.6 MB); past it, the memo starts over.
+const maxResults = 1 << 12
+
 // classify is Config.Classify through the memo. Called with e.mu held.
-func (e *Engine) classify(reason, message string) (string, string) {
+func (e *Engine) classify(reason, message string) classified {
 	var h maphash.Hash
 	h.SetSeed(e.seed)
 	h.WriteString(reason)
@@ -114,16 +129,21 @@ func (e *Engine) classify(reason, message string) (string, string) {
 	h.WriteString(message)
 	k := h.Sum64()
 	if i, ok := e.classified[k]; ok {
-		r := e.results[i]
-		return r.cause, r.rule
+		return e.results[i]
 	}
 	r := e.cfg.Classifier.Classify(reason, message)
-	cause, rule := r.Cause, r.Rule
-	c := classification{cause, rule}
+	c := classified{cause: r.Cause, rule: r.Rule, node: r.TargetNode}
+	if r.Target != "" {
+		c.target = e.internCopy(labels.Value(r.Target))
+	}
 	i, ok := e.resultIdx[c]
 	if !ok {
-		if len(e.results) >= 1<<16 {
-			return cause, rule // not memoised: a table with that many distinct results is no table
+		// Targets make results as many as the registries, plugins and drivers seen (whoever can
+		// create a pod can name any registry): past maxResults, the memo starts over with them.
+		if len(e.results) >= maxResults {
+			clear(e.classified)
+			clear(e.resultIdx)
+			e.results = e.results[:0]
 		}
 		i = uint16(len(e.results))
 		e.results = append(e.results, c)
@@ -133,7 +153,7 @@ func (e *Engine) classify(reason, message string) (string, string) {
 		clear(e.classified)
 	}
 	e.classified[k] = i
-	return cause, rule
+	return c
 }
 
 // maxInterned bounds the intern table; past it, values are simply not shared.
@@ -145,6 +165,19 @@ func (e *Engine) intern(s string) string {
 	if v, ok := e.strs[s]; ok {
 		return v
 	}
+	if len(e.strs) < maxInterned {
+		e.strs[s] = s
+	}
+	return s
+}
+
+// internCopy is intern for a value that may share memory with a larger string (a target read out
+// of an Event's message): what is kept is a copy, never the message.
+func (e *Engine) internCopy(s string) string {
+	if v, ok := e.strs[s]; ok {
+		return v
+	}
+	s = strings.Clone(s)
 	if len(e.strs) < maxInterned {
 		e.strs[s] = s
 	}
@@ -165,6 +198,9 @@ func New(cfg Config) *Engine {
 	if cfg.MaxObjectSeries <= 0 {
 		cfg.MaxObjectSeries = 10000
 	}
+	if cfg.MaxTargets <= 0 {
+		cfg.MaxTargets = 1000
+	}
 	if cfg.TombstoneTTL <= 0 {
 		cfg.TombstoneTTL = 2 * time.Hour
 	}
@@ -179,12 +215,12 @@ func New(cfg Config) *Engine {
 		normal: map[string]bool{},
 		events: map[uidKey]tracked{},
 		tombs:  map[uint64]tombstone{},
-		view:   newView(cfg.MaxObjectSeries),
+		view:   newView(cfg.MaxObjectSeries, cfg.MaxTargets),
 		strs:   map[string]string{},
 		ttl:    int64(defaultEventTTL / time.Second),
 
 		classified: map[uint64]uint16{},
-		resultIdx:  map[classification]uint16{},
+		resultIdx:  map[classified]uint16{},
 		seed:       maphash.MakeSeed(),
 	}
 	for _, r := range cfg.NormalReasons {
@@ -216,6 +252,8 @@ func (e *Engine) wanted(ev *corev1.Event) bool {
 // eventLabels are the bounded labels of one occurrence.
 type eventLabels struct {
 	namespace, kind, name, reason, typ, component, cause, rule string
+	// target of the per-object view (not of the aggregate counters): see targetOf.
+	target string
 }
 
 func (e *Engine) labelsOf(ev *corev1.Event) eventLabels {
@@ -223,7 +261,7 @@ func (e *Engine) labelsOf(ev *corev1.Event) eventLabels {
 	if ns == "" && ev.InvolvedObject.Kind == "" {
 		ns = ev.Namespace
 	}
-	cause, rule := e.classify(ev.Reason, ev.Message)
+	c := e.classify(ev.Reason, ev.Message)
 	return eventLabels{
 		namespace: e.intern(labels.Value(ns)),
 		kind:      e.intern(labels.Value(ev.InvolvedObject.Kind)),
@@ -231,9 +269,45 @@ func (e *Engine) labelsOf(ev *corev1.Event) eventLabels {
 		reason:    e.intern(labels.Value(ev.Reason)),
 		typ:       e.intern(labels.Value(ev.Type)),
 		component: e.intern(labels.Value(component(ev))),
-		cause:     cause,
-		rule:      rule,
+		cause:     c.cause,
+		rule:      c.rule,
+		target:    e.targetOf(c, ev),
 	}
+}
+
+// targetOf is the target of an Event's view entry: what the cause table read from the message, or
+// for a cause whose target is the node, the node the Event names (source.host) or the Node it is
+// about.
+func (e *Engine) targetOf(c classified, ev *corev1.Event) string {
+	if !c.node {
+		return c.target
+	}
+	if n := eventNode(ev); n != "" {
+		return e.intern(labels.Value(n))
+	}
+	return ""
+}
+
+// eventNode is the node an Event is about: the one its reporter ran on (source.host, the
+// kubelet's), or the Node it is about.
+func eventNode(ev *corev1.Event) string {
+	if ev.Source.Host != "" {
+		return ev.Source.Host
+	}
+	if ev.InvolvedObject.Kind == "Node" {
+		return ev.InvolvedObject.Name
+	}
+	return ""
+}
+
+// Target is the target label the per-object view gives an Event classified as r: what the cause
+// table read from the message, or the Event's node for a cause whose target is the node; a label
+// value (labels.Value). kubecause explain shows it.
+func Target(r causes.Result, ev *corev1.Event) string {
+	if r.TargetNode {
+		return labels.Value(eventNode(ev))
+	}
+	return labels.Value(r.Target)
 }
 
 // validate returns the problem that makes an object uncountable, or "".
@@ -315,11 +389,22 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	// An event time in the future (a recorder's clock, or a forged Event) is taken as now, so it
 	// cannot pin the latest-occurrence gauges ahead of every later occurrence.
 	ts := min(eventTime(ev), e.cfg.Now().Unix())
-	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause}
-	i, change := e.view.move(t.view, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
+	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause, target: l.target}
+	// An Event moving between entries that differ only in their target (into or out of the
+	// target overflow) is the same problem of the same object: not a newly affected object.
+	retarget := false
+	if t.view >= 0 {
+		ok := e.view.entries[t.view].key
+		ok.target = key.target
+		retarget = ok == key
+	}
+	i, change, over := e.view.move(t.view, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
+	if over {
+		e.m.targetOverflow()
+	}
 	switch change {
 	case viewBorn:
-		if !baseline {
+		if !baseline && !retarget {
 			e.m.affect(key)
 		}
 	case viewRefused:
@@ -329,7 +414,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	}
 	t.view = i
 	e.events[k] = t
-	e.m.state(len(e.events), e.view.len())
+	e.m.state(len(e.events), e.view.len(), len(e.view.targets))
 	e.m.processed.Inc()
 	if delta > 0 {
 		e.m.count(l, ev.Message, float64(delta))
@@ -345,7 +430,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 func (e *Engine) forget(k uidKey, t tracked) {
 	delete(e.events, k)
 	e.view.release(t.view, t.count)
-	e.m.state(len(e.events), e.view.len())
+	e.m.state(len(e.events), e.view.len(), len(e.view.targets))
 	now := e.cfg.Now().Unix()
 	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
 	e.tombQ = append(e.tombQ, t.name)

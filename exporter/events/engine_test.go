@@ -51,7 +51,8 @@ func (t testTable) Classify(reason, message string) causes.Result {
 		*t.calls++
 	}
 	cause, rule := classify(reason, message)
-	return causes.Result{Cause: cause, Rule: rule}
+	// disk_full is about the node, as in the built-in table.
+	return causes.Result{Cause: cause, Rule: rule, TargetNode: cause == "disk_full"}
 }
 
 func (testTable) Outcomes() []causes.Result {

@@ -13,12 +13,16 @@ import (
 // registered ones in newMetrics, the per-object view's two here, rendered by viewtext.go.
 const (
 	viewEventsName = "kubecause_object_events"
-	viewEventsHelp = "Occurrences recorded on the live Events of an object with this reason and cause."
+	viewEventsHelp = "Occurrences recorded on the live Events of an object with this reason, cause and target (the shared thing the cause is about)."
 	viewLastName   = "kubecause_object_event_last_timestamp_seconds"
-	viewLastHelp   = "Time of the latest occurrence on the live Events of an object with this reason and cause."
+	viewLastHelp   = "Time of the latest occurrence on the live Events of an object with this reason, cause and target."
 )
 
 const overflow = "_overflow"
+
+// targetMetric is the metric label of kubecause_series and kubecause_series_dropped_total for
+// the target label of the per-object view (its distinct values are capped on their own).
+const targetMetric = "kubecause_object_events_target"
 
 type aggKey struct {
 	namespace, kind, reason, typ, component, cause string
@@ -66,6 +70,10 @@ type metrics struct {
 	synced    prometheus.Gauge
 	viewSize  prometheus.Gauge // kubecause_series{metric="kubecause_object_events"}
 	viewDrops prometheus.Counter
+	// kubecause_series and kubecause_series_dropped_total{metric="kubecause_object_events_target"}:
+	// distinct target values of the view, and live Events whose target went to overflow.
+	targetsSize prometheus.Gauge
+	targetDrops prometheus.Counter
 }
 
 func newMetrics(max int, outcomes []causes.Result) *metrics {
@@ -133,7 +141,7 @@ func newMetrics(max int, outcomes []causes.Result) *metrics {
 		}, []string{"metric"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubecause_series_dropped_total",
-			Help: "What got no series of its own because a cap was reached: occurrences (kubecause_events_total), objects (kubecause_objects_affected_total), live Events (kubecause_object_events).",
+			Help: "What got no series of its own because a cap was reached: occurrences (kubecause_events_total), objects (kubecause_objects_affected_total), live Events (kubecause_object_events), live Events whose target went to the overflow value (kubecause_object_events_target).",
 		}, []string{"metric"}),
 		tracked: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kubecause_tracked_events",
@@ -157,12 +165,14 @@ func newMetrics(max int, outcomes []causes.Result) *metrics {
 	for _, p := range []string{"no_uid", "no_reason", "not_an_event"} {
 		m.invalid.WithLabelValues(p)
 	}
-	for _, name := range []string{"kubecause_events_total", "kubecause_objects_affected_total", "kubecause_object_events"} {
+	for _, name := range []string{"kubecause_events_total", "kubecause_objects_affected_total", "kubecause_object_events", targetMetric} {
 		m.dropped.WithLabelValues(name)
 		m.series.WithLabelValues(name)
 	}
 	m.viewSize = m.series.WithLabelValues("kubecause_object_events")
 	m.viewDrops = m.dropped.WithLabelValues("kubecause_object_events")
+	m.targetsSize = m.series.WithLabelValues(targetMetric)
+	m.targetDrops = m.dropped.WithLabelValues(targetMetric)
 	return m
 }
 
@@ -247,10 +257,14 @@ func (m *metrics) observeLag(now time.Time, ts int64) {
 }
 
 // state sets the gauges of the engine's size. Called with Engine.mu held, after every change.
-func (m *metrics) state(tracked, viewSeries int) {
+func (m *metrics) state(tracked, viewSeries, targets int) {
 	m.tracked.Set(float64(tracked))
 	m.viewSize.Set(float64(viewSeries))
+	m.targetsSize.Set(float64(targets))
 }
+
+// targetOverflow counts a live Event whose target went to the overflow value.
+func (m *metrics) targetOverflow() { m.targetDrops.Inc() }
 
 // viewRefused counts a live Event that got no view entry because the view is at its cap.
 func (m *metrics) viewRefused() { m.viewDrops.Inc() }

@@ -6,6 +6,10 @@ import "time"
 // one live Event of a reason and cause.
 type Problem struct {
 	Namespace, Kind, Name, Reason, Cause string
+	// Target is the shared thing the cause is about — a registry host, the node, a CNI plugin, a
+	// CSI driver, … (the cause's target in the cause table) — "" when it has none, "_overflow"
+	// when --object-view.max-targets distinct values were already in the view.
+	Target string
 	// Node is the node the entry's Events name (the kubelet's source.host), or the object itself
 	// when it is a Node; "" when no Event named one (the scheduler's, a controller's).
 	Node string
@@ -28,7 +32,7 @@ func (e *Engine) Problems() []Problem {
 			continue // a free slot
 		}
 		p := Problem{Namespace: en.key.namespace, Kind: en.key.kind, Name: en.key.name, Reason: en.key.reason,
-			Cause: en.key.cause, Events: int(en.events), Occurrences: en.occ}
+			Cause: en.key.cause, Target: en.key.target, Events: int(en.events), Occurrences: en.occ}
 		if p.Node = en.node; p.Node == "" && p.Kind == "Node" {
 			p.Node = p.Name
 		}

@@ -11,6 +11,10 @@ package events
 
 type viewKey struct {
 	namespace, kind, name, reason, cause string
+	// target is the shared thing the cause is about (a registry, a node, a CNI plugin, …: the
+	// cause's target in the cause table), interned; "" when it has none; overflow when the view
+	// already has maxTargets distinct values.
+	target string
 }
 
 type viewEntry struct {
@@ -29,15 +33,19 @@ const (
 )
 
 type view struct {
-	max     int
+	max        int
+	maxTargets int
+	// targets counts the entries of each target value ("" and overflow are not counted): its
+	// length is the number of distinct values, which maxTargets caps.
+	targets map[string]int32
 	idx     map[viewKey]int32
 	entries []viewEntry
 	free    []int32
 	seq     uint64
 }
 
-func newView(max int) *view {
-	return &view{max: max, idx: map[viewKey]int32{}}
+func newView(max, maxTargets int) *view {
+	return &view{max: max, maxTargets: maxTargets, targets: map[string]int32{}, idx: map[viewKey]int32{}}
 }
 
 func (v *view) len() int { return len(v.idx) }
@@ -53,9 +61,17 @@ const (
 
 // move accounts an Event whose occurrences went from oldCount to newCount into the entry for key,
 // leaving entry old if it belonged elsewhere; node, when not empty, becomes the entry's node. It
-// returns the Event's slot (or refused) and whether an entry was born or refused. Entries left
-// empty are freed.
-func (v *view) move(old int32, key viewKey, oldCount, newCount int32, ts int64, node string) (int32, viewChange) {
+// returns the Event's slot (or refused), whether an entry was born or refused, and whether the
+// Event's target went to overflow now (the view has maxTargets distinct targets, none of them
+// this one; reported once, not again while the Event stays in the same overflow entry). Entries
+// left empty are freed.
+func (v *view) move(old int32, key viewKey, oldCount, newCount int32, ts int64, node string) (int32, viewChange, bool) {
+	over := false
+	if key.target != "" {
+		if _, ok := v.targets[key.target]; !ok && len(v.targets) >= v.maxTargets {
+			key.target, over = overflow, true
+		}
+	}
 	if old >= 0 && v.entries[old].key == key {
 		en := &v.entries[old]
 		en.occ += int64(newCount - oldCount)
@@ -63,14 +79,15 @@ func (v *view) move(old int32, key viewKey, oldCount, newCount int32, ts int64, 
 		if node != "" {
 			en.node = node
 		}
-		return old, viewSame
+		return old, viewSame, false
 	}
+	over = over && !(old >= 0 && v.entries[old].key.target == overflow) // counted when it went there
 	v.release(old, oldCount)
 	change := viewSame
 	i, ok := v.idx[key]
 	if !ok {
 		if v.len() >= v.max {
-			return refused, viewRefused
+			return refused, viewRefused, false
 		}
 		if n := len(v.free); n > 0 {
 			i = v.free[n-1]
@@ -82,6 +99,9 @@ func (v *view) move(old int32, key viewKey, oldCount, newCount int32, ts int64, 
 		v.seq++
 		v.entries[i] = viewEntry{key: key, born: v.seq}
 		v.idx[key] = i
+		if key.target != "" && key.target != overflow {
+			v.targets[key.target]++
+		}
 		change = viewBorn
 	}
 	en := &v.entries[i]
@@ -91,7 +111,7 @@ func (v *view) move(old int32, key viewKey, oldCount, newCount int32, ts int64, 
 	if node != "" {
 		en.node = node
 	}
-	return i, change
+	return i, change, over
 }
 
 // release removes an Event's contribution from slot i (nothing for noEntry or refused).
@@ -104,6 +124,11 @@ func (v *view) release(i int32, count int32) {
 	en.occ -= int64(count)
 	if en.events <= 0 {
 		delete(v.idx, en.key)
+		if t := en.key.target; t != "" && t != overflow {
+			if v.targets[t]--; v.targets[t] <= 0 {
+				delete(v.targets, t)
+			}
+		}
 		*en = viewEntry{}
 		v.free = append(v.free, i)
 	}

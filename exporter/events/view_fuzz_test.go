@@ -3,6 +3,8 @@ package events
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -21,10 +23,13 @@ func FuzzViewExposition(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 0x80, 0x41, 0x42, 0x00, 0x08, 0x80, 0xc3, 0x43, 0x03})
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0x80, 0x40, 0x41, 0x42, 0x43, 0x00, 0x01, 0x02, 0x03, 0x80, 0x44, 0x04})
 	f.Add(bytes.Repeat([]byte{0x01, 0x41, 0x80, 0x09, 0x49, 0xca}, 8))
+	// Three disk_full Events on three nodes against a cap of two targets, one of them expiring
+	// and coming back during the scrape.
+	f.Add([]byte{0x09, 0x0c, 0x0f, 0x00, 0x01, 0x80, 0x49, 0x80, 0x09, 0x80, 0xcf, 0x4c})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		defer func(n int) { viewChunk = n }(viewChunk)
 		viewChunk = 2
-		h := newHarness(t, func(c *Config) { c.MaxObjectSeries = 6 })
+		h := newHarness(t, func(c *Config) { c.MaxObjectSeries = 6; c.MaxTargets = 2 })
 		h.sync()
 		// 16 Events on 8 objects; Event i belongs to pod-(i%8) and has reason FailedMount or
 		// FailedCreatePodSandBox (so two Events of a pod may share an entry or not).
@@ -48,6 +53,8 @@ func FuzzViewExposition(f *testing.F) {
 				next++
 				ev := kubeletEvent(uid(next), fmt.Sprintf("pod-%d.%x", i%8, next), 1, reason, msg)
 				ev.InvolvedObject.Name = fmt.Sprintf("pod-%d", i%8)
+				// disk_full's target is the node: three nodes against a cap of two targets.
+				ev.Source.Host = fmt.Sprintf("node-%d", next%3)
 				h.add(ev)
 				live[i] = ev
 			case 1: // it expires
@@ -104,8 +111,8 @@ func FuzzViewExposition(f *testing.F) {
 			t.Fatalf("scrape does not parse: %v\n%s", err, text)
 		}
 		id := func(family string, k viewKey) string {
-			return fmt.Sprintf(`%s{namespace="%s",kind="%s",name="%s",reason="%s",cause="%s"}`,
-				family, k.namespace, k.kind, k.name, k.reason, k.cause)
+			return fmt.Sprintf(`%s{namespace="%s",kind="%s",name="%s",reason="%s",cause="%s",target="%s"}`,
+				family, k.namespace, k.kind, k.name, k.reason, k.cause, k.target)
 		}
 		for _, family := range []string{viewEventsName, viewLastName} {
 			got := series(t, text, family)
@@ -130,21 +137,47 @@ func FuzzViewExposition(f *testing.F) {
 		if err := h.e.WriteView(&buf); err != nil {
 			t.Fatal(err)
 		}
+		// An entry's target is its Events' node or, past the cap, the overflow value: the
+		// occurrences are summed over targets.
+		untargeted := regexp.MustCompile(`,target="[^"]*"`)
 		sums := map[string]int32{}
 		for _, ev := range live {
 			if ev != nil {
 				cause, _ := classify(ev.Reason, ev.Message)
 				k := viewKey{namespace: "istio-system", kind: "Pod", name: ev.InvolvedObject.Name, reason: ev.Reason, cause: cause}
-				sums[id(viewEventsName, k)] += ev.Count
+				sums[untargeted.ReplaceAllString(id(viewEventsName, k), "")] += ev.Count
 			}
 		}
 		got := series(t, buf.String(), viewEventsName)
+		byKey := map[string]int32{}
+		targets := map[string]bool{}
 		for s, v := range got {
 			var n int32
 			fmt.Sscan(v, &n)
-			if n < 1 || n > sums[s] {
-				t.Errorf("%s = %s, want 1 to %d (the live Events' occurrences)", s, v, sums[s])
+			if n < 1 {
+				t.Errorf("%s = %s, want at least 1", s, v)
 			}
+			byKey[untargeted.ReplaceAllString(s, "")] += n
+			if m := regexp.MustCompile(`target="([^"]*)"`).FindStringSubmatch(s); m[1] != "" && m[1] != overflow {
+				targets[m[1]] = true
+			}
+		}
+		for s, n := range byKey {
+			if n > sums[s] {
+				t.Errorf("%s: %d occurrences over its targets, want at most %d (the live Events' occurrences)", s, n, sums[s])
+			}
+		}
+		if len(targets) > 2 {
+			t.Errorf("scrape has %d distinct targets %v, cap 2", len(targets), targets)
+		}
+		perTarget := map[string]int32{}
+		for _, en := range h.e.view.entries {
+			if en.events > 0 && en.key.target != "" && en.key.target != overflow {
+				perTarget[en.key.target]++
+			}
+		}
+		if !maps.Equal(perTarget, h.e.view.targets) {
+			t.Errorf("view counts targets %v, its entries have %v", h.e.view.targets, perTarget)
 		}
 		if len(got) != h.e.view.len() {
 			t.Errorf("quiet scrape has %d series, the view %d entries", len(got), h.e.view.len())

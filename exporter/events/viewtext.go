@@ -76,6 +76,7 @@ func (e *Engine) WriteView(w io.Writer, names ...string) error {
 				writeLabel(bw, `",name="`, l.key.name)
 				writeLabel(bw, `",reason="`, l.key.reason)
 				writeLabel(bw, `",cause="`, l.key.cause)
+				writeLabel(bw, `",target="`, l.key.target)
 				bw.WriteString(`"} `)
 				num = strconv.AppendInt(num[:0], l.value, 10)
 				bw.Write(num)

@@ -185,7 +185,7 @@ func TestScrapeUnderChurnIsComplete(t *testing.T) {
 		for _, family := range []string{viewEventsName, viewLastName} {
 			got := series(t, text, family)
 			for i := 0; i < stable; i++ {
-				id := fmt.Sprintf(`%s{namespace="istio-system",kind="Pod",name="pod-%d",reason="FailedMount",cause="configmap_not_found"}`, family, i)
+				id := fmt.Sprintf(`%s{namespace="istio-system",kind="Pod",name="pod-%d",reason="FailedMount",cause="configmap_not_found",target=""}`, family, i)
 				if _, ok := got[id]; !ok {
 					t.Fatalf("%s: %s missing (%d series of %s written)", what, id, len(got), family)
 				}

@@ -27,14 +27,17 @@ import (
 
 // Row is one explained Event.
 type Row struct {
-	Namespace  string `json:"namespace"`
-	Kind       string `json:"kind"`
-	Name       string `json:"name"`
-	Reason     string `json:"reason"`
-	Type       string `json:"type"`
-	Message    string `json:"message"`
-	Cause      string `json:"cause"`
-	Category   string `json:"category"`
+	Namespace string `json:"namespace"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Reason    string `json:"reason"`
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Cause     string `json:"cause"`
+	Category  string `json:"category"`
+	// Target is the shared thing the cause is about (the target label of kubecause_object_events:
+	// a registry, the node, a CNI plugin, …), "" when none.
+	Target     string `json:"target"`
 	Count      int32  `json:"count"`
 	RunbookURL string `json:"runbook_url"`
 }
@@ -190,7 +193,7 @@ func Explain(evs []corev1.Event, t *causes.Table, runbookPattern string) []Row {
 		rows = append(rows, Row{
 			Namespace: ns, Kind: ev.InvolvedObject.Kind, Name: ev.InvolvedObject.Name,
 			Reason: ev.Reason, Type: ev.Type, Message: ev.Message,
-			Cause: res.Cause, Category: c.Category, Count: events.Occurrences(ev),
+			Cause: res.Cause, Category: c.Category, Target: events.Target(res, ev), Count: events.Occurrences(ev),
 			RunbookURL: causes.RunbookURL(runbookPattern, c.Runbook),
 		})
 	}
@@ -212,10 +215,10 @@ func Print(w io.Writer, rows []Row, format string) error {
 		return enc.Encode(rows)
 	case "", "table":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAMESPACE\tOBJECT\tREASON\tCAUSE\tCOUNT\tRUNBOOK")
+		fmt.Fprintln(tw, "NAMESPACE\tOBJECT\tREASON\tCAUSE\tTARGET\tCOUNT\tRUNBOOK")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\n", dash(printable(r.Namespace)), printable(r.Kind), printable(r.Name),
-				printable(r.Reason), printable(r.Cause), strconv.Itoa(int(r.Count)), dash(printable(r.RunbookURL)))
+			fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", dash(printable(r.Namespace)), printable(r.Kind), printable(r.Name),
+				printable(r.Reason), printable(r.Cause), dash(printable(r.Target)), strconv.Itoa(int(r.Count)), dash(printable(r.RunbookURL)))
 		}
 		return tw.Flush()
 	}

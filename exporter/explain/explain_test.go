@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/causes/corpus"
+	"path/filepath"
 )
 
 const pattern = "https://example.com/docs/runbooks/%s.md"
@@ -303,5 +305,65 @@ func TestExplainWorkloadControllers(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "ReplicaSet/nodejs-app-8665bd77fb") || !strings.Contains(buf.String(), "pod_security_violation") {
 		t.Errorf("table:\n%s", buf.String())
+	}
+}
+
+// explain shows each Event's target: the registry of a pull failure, the node of a full disk, the
+// Node of NodeNotReady. Messages of the e2e real node (exporter/causes/testdata/real-node.yaml).
+func TestExplainTarget(t *testing.T) {
+	rn, err := corpus.LoadRealNode(filepath.Join("..", "causes", "testdata", "real-node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := func(prefix string) string {
+		for _, m := range rn.Messages {
+			if strings.HasPrefix(m.Message, prefix) {
+				return m.Message
+			}
+		}
+		t.Fatalf("no real-node message begins with %q", prefix)
+		return ""
+	}
+	pod := corev1.ObjectReference{Kind: "Pod", Namespace: "shop", Name: "cart-1"}
+	kubelet := corev1.EventSource{Component: "kubelet", Host: "worker-7"}
+	evs := []corev1.Event{
+		{InvolvedObject: pod, Reason: "Failed", Source: kubelet, Count: 1,
+			Message: real(`Failed to pull image "127.0.0.1:34885/`)},
+		{InvolvedObject: pod, Reason: "FailedCreatePodSandBox", Source: kubelet, Count: 1,
+			Message: real(`Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: unable to store init state`)},
+		{InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "kubecause-node"}, Reason: "NodeNotReady",
+			Source: corev1.EventSource{Component: "node-controller"}, Count: 1, Message: real("Node kubecause-node status is now: NodeNotReady")},
+		{InvolvedObject: pod, Reason: "FailedMount", Source: kubelet, Count: 1, Message: real(`MountVolume.SetUp failed for volume "cfg" : configmap`)},
+	}
+	rows := Explain(evs, causes.Default(), pattern)
+	want := [][2]string{{"image_auth_failed", "127.0.0.1:34885"}, {"disk_full", "worker-7"}, {"node_not_ready", "kubecause-node"}, {"configmap_not_found", ""}}
+	for i, w := range want {
+		if rows[i].Cause != w[0] || rows[i].Target != w[1] {
+			t.Errorf("row %d: cause %q target %q, want %q %q", i, rows[i].Cause, rows[i].Target, w[0], w[1])
+		}
+	}
+	var buf bytes.Buffer
+	if err := Print(&buf, rows, "table"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if f := strings.Fields(lines[0]); len(f) < 5 || f[4] != "TARGET" {
+		t.Errorf("header %q has no TARGET after CAUSE", lines[0])
+	}
+	for i, w := range want {
+		target := w[1]
+		if target == "" {
+			target = "-"
+		}
+		if f := strings.Fields(lines[i+1]); len(f) < 5 || f[3] != w[0] || f[4] != target {
+			t.Errorf("table row %q: want cause %s target %s", lines[i+1], w[0], target)
+		}
+	}
+	buf.Reset()
+	if err := Print(&buf, rows, "json"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"target": "127.0.0.1:34885"`) {
+		t.Errorf("JSON lacks the target:\n%s", buf.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -247,7 +248,7 @@ func TestProblemsJSON(t *testing.T) {
 	var raw map[string][]map[string]any
 	_, body := get(t, mux, "/problems?format=json", nil)
 	_ = json.Unmarshal([]byte(body), &raw)
-	for _, k := range []string{"namespace", "kind", "name", "reason", "cause", "events", "count", "last_seen", "runbook_url"} {
+	for _, k := range []string{"namespace", "kind", "name", "reason", "cause", "target", "events", "count", "last_seen", "runbook_url"} {
 		if _, ok := raw["problems"][0][k]; !ok {
 			t.Errorf("JSON problem has no %q: %v", k, raw["problems"][0])
 		}
@@ -324,6 +325,94 @@ func TestParseExternalURL(t *testing.T) {
 	for _, bad := range []string{"", "kc.example.com", "ftp://kc", "https://kc/?a=b", "https://u:p@kc/", "https://kc/#x", "http:///path", "https://kc/%7Bx%7D"} {
 		if _, _, err := ParseExternalURL(bad); err == nil {
 			t.Errorf("ParseExternalURL(%q) accepted", bad)
+		}
+	}
+}
+
+// One registry outage breaks pods of several namespaces on several nodes: /problems groups them
+// into one incident (cause, target), the objects beneath, in the JSON and on the page.
+func TestProblemsIncidents(t *testing.T) {
+	const reg = "registry.example.com:5000"
+	view := []events.Problem{
+		{Namespace: "shop", Kind: "Pod", Name: "cart-1", Node: "worker-1", Reason: "Failed", Cause: "image_registry_unreachable", Target: reg, Events: 1, Occurrences: 3, LastSeen: now.Add(-30 * time.Second)},
+		{Namespace: "shop", Kind: "Pod", Name: "cart-1", Node: "worker-1", Reason: "BackOff", Cause: "image_pull_backoff", Target: reg, Events: 1, Occurrences: 9, LastSeen: now.Add(-30 * time.Second)},
+		{Namespace: "shop", Kind: "Pod", Name: "cart-2", Node: "worker-2", Reason: "Failed", Cause: "image_registry_unreachable", Target: reg, Events: 1, Occurrences: 2, LastSeen: now.Add(-20 * time.Second)},
+		{Namespace: "web", Kind: "Pod", Name: "front-1", Node: "worker-1", Reason: "Failed", Cause: "image_registry_unreachable", Target: reg, Events: 2, Occurrences: 4, LastSeen: now.Add(-40 * time.Second)},
+		{Namespace: "web", Kind: "Pod", Name: "front-2", Node: "worker-1", Reason: "Failed", Cause: "image_registry_unreachable", Target: "docker.io", Events: 1, Occurrences: 1, LastSeen: now.Add(-5 * time.Second)},
+		{Namespace: "ops", Kind: "Pod", Name: "agent-1", Node: "worker-3", Reason: "FailedCreatePodSandBox", Cause: "disk_full", Target: "worker-3", Events: 1, Occurrences: 1, LastSeen: now.Add(-time.Hour)},
+	}
+	mux := server("", &Problems{Source: func() []events.Problem { return view },
+		RunbookURL: func(c string) string { return "https://kc.example/runbooks/page#" + c }, Now: func() time.Time { return now }})
+	var l ProblemList
+	_, body := get(t, mux, "/problems?format=json", nil)
+	if err := json.Unmarshal([]byte(body), &l); err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		cause, target                        string
+		objects, namespaces, nodes, problems int
+		count                                int64
+	}
+	var gs []got
+	for _, in := range l.Incidents {
+		gs = append(gs, got{in.Cause, in.Target, in.Objects, in.Namespaces, in.Nodes, in.Problems, in.Count})
+	}
+	want := []got{ // newest first
+		{"image_registry_unreachable", "docker.io", 1, 1, 1, 1, 1},
+		{"image_registry_unreachable", reg, 3, 2, 2, 3, 9},
+		{"image_pull_backoff", reg, 1, 1, 1, 1, 9},
+		{"disk_full", "worker-3", 1, 1, 1, 1, 1},
+	}
+	if !slices.Equal(gs, want) {
+		t.Errorf("incidents\n%+v\nwant\n%+v", gs, want)
+	}
+	if len(l.Problems) != 6 || l.Problems[0].Target != "docker.io" {
+		t.Errorf("problems: %+v", l.Problems)
+	}
+
+	// The page: each incident's header, then its objects, before the next incident.
+	_, page := get(t, mux, "/problems", nil)
+	hdr := `<code>image_registry_unreachable</code> on <code>registry.example.com:5000</code>: 3 objects in 2 namespaces, on 2 nodes, 9 occurrences`
+	i := strings.Index(page, hdr)
+	if i < 0 {
+		t.Fatalf("page lacks the incident header %q:\n%s", hdr, page)
+	}
+	next := strings.Index(page[i:], `<code>image_pull_backoff</code>`)
+	section := page[i : i+next]
+	for _, obj := range []string{"Pod/cart-1", "Pod/cart-2", "Pod/front-1"} {
+		if !strings.Contains(section, "<td>"+obj+"</td>") {
+			t.Errorf("%s is not under its incident:\n%s", obj, section)
+		}
+	}
+	if strings.Contains(section, "Pod/front-2") {
+		t.Errorf("front-2 (another registry) is under registry.example.com:5000:\n%s", section)
+	}
+	if !strings.Contains(page, "in 4 incidents") {
+		t.Errorf("page does not say how many incidents:\n%s", page)
+	}
+
+	// The incident's link keeps it alone; the other filters still apply with it.
+	link := `?cause=image_registry_unreachable&amp;target=registry.example.com%3A5000`
+	if !strings.Contains(section, link) {
+		t.Errorf("incident has no link %q:\n%s", link, section)
+	}
+	for q, wantNames := range map[string]string{
+		"cause=image_registry_unreachable&target=registry.example.com:5000":                "cart-2,cart-1,front-1",
+		"cause=image_registry_unreachable&target=registry.example.com:5000&namespace=shop": "cart-2,cart-1",
+		"target=worker-3": "agent-1",
+		"q=front":         "front-2,front-1",
+	} {
+		_, body := get(t, mux, "/problems?format=json&"+q, nil)
+		var l ProblemList
+		if err := json.Unmarshal([]byte(body), &l); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range l.Problems {
+			names = append(names, p.Name)
+		}
+		if strings.Join(names, ",") != wantNames {
+			t.Errorf("%s: %v, want %s", q, names, wantNames)
 		}
 	}
 }

@@ -47,13 +47,17 @@ func ReferenceMarkdown(t *causes.Table, runbookDir string) []byte {
 	w("rule and cause it can produce), `kubecause_cause_info{cause,category,runbook_url}` lists the causes\n")
 	w("and `kubecause_causes_table_info{version,source}` names the table in use (see [metrics](metrics.md)).\n")
 	w("`runbook_url` is `--runbook.url-pattern` with `%%s` replaced by the runbook page, plus `#<anchor>`.\n")
-	w("`kubecause explain` shows the cause, rule and runbook of existing Events without running the exporter.\n\n")
+	w("`kubecause explain` shows the cause, target and runbook of existing Events without running the exporter.\n\n")
 	w("## Your own cause table\n\n")
 	w("Start from a copy of `exporter/causes/causes.yaml` and pass it with `--causes.file=<path>`. The\n")
 	w("file is checked when kubecause starts: unknown cause names, duplicate rule ids, invalid patterns,\n")
 	w("missing fields and causes without a runbook are errors that name the rule (index and id) or cause\n")
 	w("and the field, and kubecause does not start with an invalid table. Keep the causes your alerts and\n")
-	w("dashboards use; you may add causes (with a `runbook` of the form `<page>#<anchor>`) and rules.\n\n")
+	w("dashboards use; you may add causes (with a `runbook` of the form `<page>#<anchor>`) and rules.\n")
+	w("A cause's optional `target` says what shared thing it is about (the `target` label of the\n")
+	w("per-object view): `registry`, `node`, or a regular expression with a named group `(?P<target>…)`\n")
+	w("read from the message, e.g. `target: 'exceeded quota: (?P<target>[^,\\s]+)'`; anything else is an\n")
+	w("error that names the cause.\n\n")
 	w("```yaml\nversion: \"1.0.0-mycompany.1\"\ncauses:\n")
 	w("  - name: configmap_not_found\n    category: volume\n    meaning: A ConfigMap the pod needs does not exist.\n")
 	w("    runbook: kubecausepodvolumefailing#configmap_not_found\n  # ... every cause, including unknown\n")
@@ -85,8 +89,11 @@ func ReferenceMarkdown(t *causes.Table, runbookDir string) []byte {
 	w("The `workload` category's causes keep a pod from being created at all and are counted on the\n")
 	w("controller (ReplicaSet, StatefulSet, DaemonSet, Job, …): the same column says who fixes them, but the\n")
 	w("pod-start SLO counts pods only.\n\n")
-	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | generic | pod start | runbook |\n")
-	w("|---|---|---|---|---|---|---|---|\n")
+	w("*target*: where the shared thing the cause is about is read from (the `target` label of\n")
+	w("`kubecause_object_events`, see [metrics](metrics.md#the-target-label)): `registry`, `node`, or a\n")
+	w("pattern whose group `(?P<target>…)` is read from the message.\n\n")
+	w("| cause | category | meaning | recognised by (rule: reasons) | symptom | generic | pod start | target | runbook |\n")
+	w("|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range t.Causes() {
 		var how []string
 		for _, r := range byCause[c.Name] {
@@ -109,7 +116,11 @@ func ReferenceMarkdown(t *causes.Table, runbookDir string) []byte {
 		}
 		page, anchor, _ := strings.Cut(c.Runbook, "#")
 		link := fmt.Sprintf("[%s](%s%s.md#%s)", c.Runbook, runbookDir, page, anchor)
-		w("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, generic, c.PodStart, link)
+		target := c.Target
+		if target != "" && target != causes.TargetRegistry && target != causes.TargetNode {
+			target = code(target)
+		}
+		w("| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Category, cell(c.Meaning), strings.Join(how, "<br>"), symptom, generic, c.PodStart, target, link)
 	}
 	w("\n## Rules in match order\n\n")
 	w("| # | rule | reasons | message pattern | cause |\n|---|---|---|---|---|\n")

@@ -56,6 +56,7 @@ type options struct {
 	normalReasons   []string
 	maxSeries       int
 	maxObjectSeries int
+	maxTargets      int
 	causesFile      string
 	checksFile      string
 	checksEnabled   bool
@@ -112,6 +113,7 @@ func run(args []string) int {
 	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
 	serve.Flag("events.max-series", "Cap on label sets of kubecause_events_total and kubecause_objects_affected_total.").Default("10000").IntVar(&o.maxSeries)
 	serve.Flag("object-view.max-series", "Cap on series of the per-object view (kubecause_object_events).").Default("10000").IntVar(&o.maxObjectSeries)
+	serve.Flag("object-view.max-targets", "Cap on distinct values of the target label of the per-object view; past it, target=\"_overflow\".").Default("1000").IntVar(&o.maxTargets)
 	serve.Flag("endpoint-checks.config", "Endpoint check configuration (docs/istiod-remote.md); default: discover the istiod-remote layout.").StringVar(&o.checksFile)
 	serve.Flag("endpoint-checks.enabled", "Run endpoint checks.").Default("true").BoolVar(&o.checksEnabled)
 	serve.Flag("config.check", "Validate the configuration files and exit.").BoolVar(&o.configCheck)
@@ -195,6 +197,9 @@ func validateFlags(o options, serving bool) error {
 		}
 		if o.maxObjectSeries < 1 {
 			fail("--object-view.max-series must be at least 1, not %d", o.maxObjectSeries)
+		}
+		if o.maxTargets < 1 {
+			fail("--object-view.max-targets must be at least 1, not %d", o.maxTargets)
 		}
 		if o.healthAddress != "" {
 			if err := healthAddress(o.healthAddress, o.listenAddresses); err != nil {
@@ -402,6 +407,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		Classifier:      table,
 		MaxSeries:       o.maxSeries,
 		MaxObjectSeries: o.maxObjectSeries,
+		MaxTargets:      o.maxTargets,
 		NormalReasons:   o.normalReasons,
 		Logger:          logger,
 		// Reading the initial lists is the peak of the run; once they are read, give the pages

@@ -93,6 +93,7 @@ func TestRunRejectsBadFlagValues(t *testing.T) {
 		"reason with a comma":          "--events.normal-reason=BackOff,type=Warning",
 		"zero series cap":              "--events.max-series=0",
 		"negative object view cap":     "--object-view.max-series=-1",
+		"zero target cap":              "--object-view.max-targets=0",
 		"write timeout under 1s":       "--web.write-timeout=10ms",
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -183,7 +184,7 @@ func TestHelpListsTheExporterFlags(t *testing.T) {
 	for _, flag := range []string{
 		"--web.listen-address", "--web.config.file", "--web.telemetry-path", "--web.health-listen-address",
 		"--events.namespace", "--events.exclude-namespace", "--events.field-selector", "--events.normal-reason",
-		"--events.max-series", "--object-view.max-series", "--endpoint-checks.config", "--endpoint-checks.enabled",
+		"--events.max-series", "--object-view.max-series", "--object-view.max-targets", "--endpoint-checks.config", "--endpoint-checks.enabled",
 		"--config.check", "--causes.file", "--runbook.url-pattern", "--kubeconfig", "--log.level", "--auto-gomemlimit",
 	} {
 		if !strings.Contains(help, flag+"=") && !strings.Contains(help, "--[no-]"+strings.TrimPrefix(flag, "--")) {
