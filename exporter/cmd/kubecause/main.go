@@ -416,6 +416,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer ignoreHangup(logger)()
 
 	var engine *events.Engine
 	started := time.Now()
