@@ -83,8 +83,9 @@ func parseCost(tb testing.TB, data []byte) (t *Table, err error, allocated, held
 	return t, err, m1.TotalAlloc - m0.TotalAlloc, m2.HeapAlloc - min(m2.HeapAlloc, m0.HeapAlloc)
 }
 
-// The worst valid tables of MaxFileSize load in bounded memory: at most 128 MiB allocated and
-// 32 MiB held (twice what was measured; the built-in table: see the log). The "index" table took
+// The worst valid tables of MaxFileSize load in bounded memory: at most 256 MiB allocated and
+// 32 MiB held (four and two times what was measured, with room for the race detector's
+// allocations; the built-in table: see the log). The "index" table took
 // 1.47 GB when each reason's index copied the generic rules in.
 func TestWorstTableLoadsInBoundedMemory(t *testing.T) {
 	_, _, builtinAlloc, builtinHeld := parseCost(t, defaultYAML)
@@ -104,8 +105,8 @@ func TestWorstTableLoadsInBoundedMemory(t *testing.T) {
 		if r := tab.Classify("Other", "x"); r.Rule != "g0" {
 			t.Errorf("%s: the first generic rule does not win: %+v", shape, r)
 		}
-		if alloc > 128<<20 || held > 32<<20 {
-			t.Errorf("%s table of %d bytes: %d MiB allocated, %d MiB held; want at most 128 and 32 MiB",
+		if alloc > 256<<20 || held > 32<<20 {
+			t.Errorf("%s table of %d bytes: %d MiB allocated, %d MiB held; want at most 256 and 32 MiB",
 				shape, len(data), alloc>>20, held>>20)
 		}
 		t.Logf("%s table (%d bytes, %d rules, %d reasons): %d KiB allocated, %d KiB held", shape, len(data), len(tab.rules), len(tab.byReason), alloc>>10, held>>10)
@@ -121,7 +122,7 @@ func TestPatternBudget(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "\n") > 0 {
 		t.Fatalf("a table of %d bytes of \\pL{1000}: error %v, want one error containing %q", len(data), err, want)
 	}
-	if alloc > 128<<20 {
+	if alloc > 256<<20 {
 		t.Errorf("refusing it allocated %d MiB", alloc>>20)
 	}
 }
