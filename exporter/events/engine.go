@@ -464,7 +464,11 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 		}
 	}
 	if !first {
-		e.m.gapLost.Add(e.gapEstimate(created, listedAt, s.contact, now))
+		est := e.gapEstimate(created, listedAt, s.contact, now)
+		e.m.gapLost.Add(est)
+		e.cfg.Logger.Debug("relisted Events", "source", s.name, "gap", time.Duration(now-s.contact)*time.Second,
+			"new_before_gap", created, "watched", time.Duration(s.contact-listedAt)*time.Second,
+			"event_ttl", time.Duration(e.eventTTL())*time.Second, "estimated_lost", est)
 	}
 	s.synced = true
 	e.touch(src)
