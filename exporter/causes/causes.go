@@ -93,18 +93,22 @@ type Result struct {
 
 // Table is a parsed and compiled cause table. It is safe for concurrent use.
 type Table struct {
-	version  string
-	causes   []Cause
-	targets  []*target // parallel to causes; nil: no target
-	byName   map[string]int
-	rules    []*rule
-	byReason map[string][]*rule // rules for that reason plus generic rules, in table order
-	generic  []*rule            // rules that apply to any reason, in table order
+	version string
+	causes  []Cause
+	targets []*target // parallel to causes; nil: no target
+	byName  map[string]int
+	rules   []*rule
+	// byReason holds the rules that name a reason, generic those that apply to any reason, each in
+	// table order; Classify merges the two by position. (An index of each reason's rules with the
+	// generic ones copied in grew as reasons × generic rules: 832 MiB held for a table of 256 KiB.)
+	byReason map[string][]*rule
+	generic  []*rule
 	byID     map[string]*rule
 }
 
 type rule struct {
 	Rule
+	pos      int      // position in the table
 	branches []branch // nil: matches any message (a rule with reasons and no pattern)
 	cause    string   // final cause when not a template
 	group    int      // submatch index of the template group; 0 when not a template
@@ -145,8 +149,10 @@ var (
 // DefaultYAML returns a copy of the built-in table's source, a starting point for a custom table.
 func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 
-// MaxFileSize bounds a cause table file: its index grows with reasons × generic rules, so the
-// size of the file bounds the memory it can take. The built-in table is about a fifth of it.
+// MaxFileSize bounds a cause table file. What a table takes to load grows with its size (the
+// reason index holds one entry per reason listed) and with its patterns' programs, which
+// MaxPatternCost bounds: the worst table of this size loads with 66 MB allocated, 15 MB held
+// (docs/performance.md, "Hostile clients"). The built-in table is a sixth of it.
 const MaxFileSize = 256 << 10
 
 // Load reads and parses a cause table file: a regular file of at most MaxFileSize bytes (not a
@@ -249,6 +255,7 @@ func Parse(data []byte) (*Table, error) {
 		t.causes[i].Generic = true
 	}
 
+	cost := 0 // patternCost of the patterns so far
 	for i, r := range f.Rules {
 		where := fmt.Sprintf("rules[%d] (id %q)", i, r.ID)
 		bad := false
@@ -273,6 +280,11 @@ func Parse(data []byte) (*Table, error) {
 		template := templateRE.MatchString(r.Cause)
 		if r.Pattern == "" {
 			check(len(r.Reasons) > 0, "pattern: missing (only a rule with reasons may leave it out)")
+		} else if cost > MaxPatternCost {
+			bad = true // reported at the rule that went past the budget; nothing more is compiled
+		} else if cost += patternCost(r.Pattern); cost > MaxPatternCost {
+			check(false, "pattern: the patterns up to this rule expand to %d regexp instructions, more than the %d a table may have (the built-in table needs a tenth of that): simplify the patterns (a repeat such as {1000} is expanded)",
+				cost, MaxPatternCost)
 		} else if br, err := compileBranches(r.Pattern, !template); err != nil {
 			check(false, "pattern: %v", err)
 		} else {
@@ -293,18 +305,12 @@ func Parse(data []byte) (*Table, error) {
 		return nil, errors.Join(errs...)
 	}
 
-	// Reason index: for each reason named by a rule, the rules that apply to it in table order.
-	for _, r := range t.rules {
-		for _, reason := range r.Reasons {
-			t.byReason[reason] = nil
-		}
-	}
-	for _, r := range t.rules {
+	// Reason index: for each reason named by a rule, the rules that name it, in table order; its
+	// size is the number of reasons the table lists.
+	for i, r := range t.rules {
+		r.pos = i
 		if len(r.Reasons) == 0 {
 			t.generic = append(t.generic, r)
-			for reason := range t.byReason {
-				t.byReason[reason] = append(t.byReason[reason], r)
-			}
 			continue
 		}
 		for _, reason := range r.Reasons {
@@ -396,38 +402,50 @@ func (t *Table) withTarget(r Result, message string) Result {
 
 // match is Classify without the target, on the stripped and cut message.
 func (t *Table) match(reason, message string) Result {
-	rules, ok := t.byReason[reason]
-	if !ok {
-		rules = t.generic
-	}
+	specific, generic := t.byReason[reason], t.generic
 	buf := bufPool.Get().(*[MaxMessageBytes]byte)
 	defer bufPool.Put(buf)
 	folded, ascii := foldInto(buf[:], message)
-	for _, r := range rules {
-		if r.branches == nil {
-			return Result{Cause: r.cause, Rule: r.ID}
+	// The rules of the reason and the generic rules, merged in table order.
+	for len(specific) > 0 || len(generic) > 0 {
+		var r *rule
+		if len(generic) == 0 || len(specific) > 0 && specific[0].pos < generic[0].pos {
+			r, specific = specific[0], specific[1:]
+		} else {
+			r, generic = generic[0], generic[1:]
 		}
-		if r.group == 0 {
-			for i := range r.branches {
-				if r.branches[i].match(message, folded, ascii) {
-					return Result{Cause: r.cause, Rule: r.ID}
-				}
-			}
-			continue
-		}
-		loc := r.branches[0].submatch(message, folded, ascii)
-		if loc == nil || loc[2*r.group] < 0 {
-			continue
-		}
-		// Offsets are the message's: the folded copy is used only for pure ASCII messages.
-		captured := message[loc[2*r.group]:loc[2*r.group+1]]
-		for i, v := range r.values {
-			if strings.EqualFold(v, captured) {
-				return Result{Cause: r.causes[i], Rule: r.ID}
-			}
+		if res, ok := r.classify(message, folded, ascii); ok {
+			return res
 		}
 	}
 	return Result{Cause: Unknown}
+}
+
+// classify applies one rule to a message (folded: its lower-case copy when ascii).
+func (r *rule) classify(message string, folded []byte, ascii bool) (Result, bool) {
+	if r.branches == nil {
+		return Result{Cause: r.cause, Rule: r.ID}, true
+	}
+	if r.group == 0 {
+		for i := range r.branches {
+			if r.branches[i].match(message, folded, ascii) {
+				return Result{Cause: r.cause, Rule: r.ID}, true
+			}
+		}
+		return Result{}, false
+	}
+	loc := r.branches[0].submatch(message, folded, ascii)
+	if loc == nil || loc[2*r.group] < 0 {
+		return Result{}, false
+	}
+	// Offsets are the message's: the folded copy is used only for pure ASCII messages.
+	captured := message[loc[2*r.group]:loc[2*r.group+1]]
+	for i, v := range r.values {
+		if strings.EqualFold(v, captured) {
+			return Result{Cause: r.causes[i], Rule: r.ID}, true
+		}
+	}
+	return Result{}, false
 }
 
 // Causes returns every cause of the table, including Unknown, in table order.

@@ -483,3 +483,47 @@ func writeRune(b *strings.Builder, r rune) {
 	}
 	fmt.Fprintf(b, `\x{%x}`, r)
 }
+
+// MaxPatternCost bounds the regexp program of a table: the sum over its patterns of the
+// instructions each expands to (patternCost). A pattern's program can be a thousand times its
+// text (`\pL{1000}`, nine bytes, is a thousand instructions, ~100 KB once compiled with its
+// branches and folded copy), so the file's size alone does not bound what a table takes to load;
+// this does (docs/performance.md, "Hostile clients"). The built-in table costs less than a tenth
+// of it (TestPatternCost).
+const MaxPatternCost = 100_000
+
+// patternCost is the number of instructions a pattern's program has once its repeats are
+// expanded, estimated from the parse tree without expanding anything (as regexp/syntax counts
+// them, within a few percent). A pattern that does not parse costs 0 (its error is reported).
+func patternCost(pattern string) int {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	return treeCost(re)
+}
+
+func treeCost(re *syntax.Regexp) int {
+	n := 0
+	for _, sub := range re.Sub {
+		n += treeCost(sub)
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCapture:
+		return n + 2
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		return n + 1
+	case syntax.OpRepeat:
+		if re.Max < 0 { // x{2,} is xx*
+			return re.Min*n + n + 1
+		}
+		return re.Min*n + (re.Max-re.Min)*(n+1) // x{2,4} is xx(x(x)?)?
+	case syntax.OpConcat:
+		return n
+	case syntax.OpAlternate:
+		return n + len(re.Sub) - 1
+	}
+	return n + 1 // one instruction: a class, an anchor, an empty match
+}

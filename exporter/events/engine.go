@@ -92,10 +92,12 @@ type Engine struct {
 	tombQ   []uint64 // insertion order of tombs, to bound them
 	view    *view
 	sources []*Source
-	// ttl is the Event TTL (the apiserver's --event-ttl) as far as kubecause can tell, in seconds:
-	// the oldest age at deletion seen (from the last occurrence), the apiserver's default until then.
-	ttl  int64
-	strs map[string]string // interned label values of small cardinality
+	// What kubecause can tell of the Event TTL (the apiserver's --event-ttl), in seconds (eventTTL):
+	// expiredAge is the oldest age at deletion seen (from the last occurrence; 0 before the first
+	// deletion), listedAge the oldest age of an Event seen in a list (alive at that age: the TTL is
+	// at least that).
+	expiredAge, listedAge int64
+	strs                  map[string]string // interned label values of small cardinality
 	// classified memoises Classify by a 64-bit hash of (reason, message): a PATCH of count
 	// repeats its Event's message, and classifying costs ~7 µs against ~50 ns for the hash.
 	classified map[uint64]uint16
@@ -217,7 +219,6 @@ func New(cfg Config) *Engine {
 		tombs:  map[uint64]tombstone{},
 		view:   newView(cfg.MaxObjectSeries, cfg.MaxTargets),
 		strs:   map[string]string{},
-		ttl:    int64(defaultEventTTL / time.Second),
 
 		classified: map[uint64]uint16{},
 		resultIdx:  map[classified]uint16{},
@@ -345,6 +346,11 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	}
 	if !e.wanted(ev) {
 		return observed{key: k}
+	}
+	if !watching {
+		if ts := eventTime(ev); ts > 0 {
+			e.listedAge = max(e.listedAge, e.cfg.Now().Unix()-ts)
+		}
 	}
 	n := Occurrences(ev)
 	t, known := e.events[k]
@@ -482,9 +488,10 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 	}
 	if t, ok := e.events[k]; ok {
 		// An Event expires --event-ttl after its last write: the oldest one seen deleted tells the
-		// TTL (one deleted by hand is younger and changes nothing).
-		if age := e.cfg.Now().Unix() - eventTime(ev); age > e.ttl {
-			e.ttl = age
+		// TTL, however short (one deleted by hand is younger: it changes nothing once an expired
+		// one was seen).
+		if ts := eventTime(ev); ts > 0 {
+			e.expiredAge = max(e.expiredAge, e.cfg.Now().Unix()-ts)
 		}
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
 		if n := Occurrences(ev); n > t.count && e.wanted(ev) {
@@ -505,8 +512,10 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	now := e.cfg.Now().Unix()
 	if !first {
 		e.m.relists.Inc()
-		e.m.gapLost.Add(e.gapEstimate(s, now))
 	}
+	// The gap is estimated once the list is read (streamed, it was read by readListed already):
+	// with the ages of the Events it shows (eventTTL).
+	created, listedAt := s.created, s.listedAt
 	s.listedAt, s.created = now, 0
 	// Events the list contains are marked with a new list generation; those of this source left
 	// unmarked are gone. (A mark in the 24-byte record instead of a set of keys: at the end of a
@@ -539,6 +548,13 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 			e.forget(k, t)
 		}
 	}
+	if !first {
+		est := e.gapEstimate(created, listedAt, s.contact, now)
+		e.m.gapLost.Add(est)
+		e.cfg.Logger.Debug("relisted Events", "source", s.name, "gap", time.Duration(now-s.contact)*time.Second,
+			"new_before_gap", created, "watched", time.Duration(s.contact-listedAt)*time.Second,
+			"event_ttl", time.Duration(e.eventTTL())*time.Second, "estimated_lost", est)
+	}
 	s.synced = true
 	e.touch(src)
 	if e.syncedLocked() {
@@ -547,17 +563,28 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	return first && e.syncedLocked()
 }
 
-// gapEstimate estimates the Events of source s created and expired inside the gap that ends with
-// a relist at now: Events created at the rate seen between the previous list and the last contact,
-// in the part of the gap longer than the TTL (an Event created later in the gap is still there and
+// gapEstimate estimates the Events of a source created and expired inside the gap that ends with
+// a relist at now: Events created at the rate seen between the previous list (listedAt) and the
+// last contact, in the part of the gap longer than the TTL (an Event created later in the gap is still there and
 // is counted by the relist). Each stands for at least one occurrence. Called with e.mu held.
-func (e *Engine) gapEstimate(s *Source, now int64) float64 {
-	watched := s.contact - s.listedAt
-	expired := now - s.contact - e.ttl
-	if watched <= 0 || expired <= 0 || s.created == 0 {
+func (e *Engine) gapEstimate(created, listedAt, contact, now int64) float64 {
+	watched := contact - listedAt
+	expired := now - contact - e.eventTTL()
+	if watched <= 0 || expired <= 0 || created == 0 {
 		return 0
 	}
-	return float64(s.created) / float64(watched) * float64(expired)
+	return float64(created) / float64(watched) * float64(expired)
+}
+
+// eventTTL is the Event TTL as far as kubecause can tell, in seconds: the oldest age at deletion
+// seen — the apiserver's default of one hour until an Event was seen deleted —, and at least the
+// oldest age of an Event seen alive in a list. Called with e.mu held.
+func (e *Engine) eventTTL() int64 {
+	ttl := e.expiredAge
+	if ttl <= 0 {
+		ttl = int64(defaultEventTTL / time.Second)
+	}
+	return max(ttl, e.listedAge)
 }
 
 // readListed reads one Event of a streamed list of source s as it arrives, exactly as replace

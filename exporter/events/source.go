@@ -3,11 +3,12 @@ package events
 import (
 	"context"
 	"encoding/hex"
-	"fmt"
+	"errors"
 	"log/slog"
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -127,6 +128,12 @@ func (s *Source) Watch(ctx context.Context, client kube.Client, namespace, field
 		if ctx.Err() != nil {
 			return // shutting down: the watch was closed on purpose
 		}
+		if expired(err) {
+			// The resource version to resume from is too old (410 Gone: compacted, or out of the
+			// watch cache's window): the reflector relists. Routine, not a failure.
+			logger.Debug("Event watch expired; relisting", "source", s.name, "op", op, "err", err)
+			return
+		}
 		m.watchErrors.Inc()
 		m.setUp(0)
 		logger.Error("cannot "+op+" Events; retrying with backoff", "source", s.name, "namespace", namespace, "err", err)
@@ -148,18 +155,21 @@ func (s *Source) Watch(ctx context.Context, client kube.Client, namespace, field
 				return nil, err
 			}
 			return watchErrors(w, func(st *metav1.Status) {
-				if st.Code == http.StatusGone {
-					// The watch's resource version expired: the reflector relists; nothing is wrong.
-					logger.Info("Event watch expired; relisting", "source", s.name)
-					return
-				}
-				fail("watch", fmt.Errorf("%s: %s", st.Reason, st.Message))
+				fail("watch", &apierrors.StatusError{ErrStatus: *st})
 			}), nil
 		},
 	}
 	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), &corev1.Event{}, s,
 		cache.ReflectorOptions{Name: "events/" + s.name, TypeDescription: "core/v1 Event"})
 	r.RunWithContext(ctx)
+}
+
+// expired says whether err is a watch or list expiry: 410 Gone, reason Expired or Gone (the
+// apiserver's "too old resource version: …" and "The resourceVersion for the provided watch is
+// too old.").
+func expired(err error) bool {
+	var st apierrors.APIStatus
+	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.As(err, &st) && st.Status().Code == http.StatusGone
 }
 
 // watchErrors passes a watch through and reports the Status of every ERROR notification

@@ -2,7 +2,9 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"mime"
 	"net/http"
@@ -17,6 +19,14 @@ import (
 // maxRows bounds the rows of the HTML page; the JSON has every matching entry (the view is capped).
 const maxRows = 1000
 
+// MaxQueryBytes bounds the text filter (q) of /problems: longer than any field it is matched
+// against (a name or node name is at most 253 bytes), so no filter that can match is refused, and
+// the cost of a request is bounded by the view's cap times this, not by what the client sends.
+const MaxQueryBytes = 256
+
+// checkEvery is how many entries the filter reads between two looks at the request's context.
+const checkEvery = 1024
+
 // Problems serves /problems: the per-object view now, filterable by namespace, cause and text.
 type Problems struct {
 	// Source returns the per-object view (events.Engine.Problems).
@@ -25,6 +35,8 @@ type Problems struct {
 	RunbookURL func(cause string) string
 	// Now is the clock (tests replace it).
 	Now func() time.Time
+	// Guard counts refused requests (nil: not counted).
+	Guard *Guard
 }
 
 // Problem is one row of /problems?format=json.
@@ -80,16 +92,18 @@ type Incident struct {
 // incident's target, as an incident's link does.
 type Filter struct{ Namespace, Cause, Text, Target string }
 
-func (f Filter) match(p events.Problem) bool {
+// match says whether the filter keeps p; lower is f.Text in lower case (computed once per
+// request, not once per entry).
+func (f Filter) match(p events.Problem, lower string) bool {
 	if f.Namespace != "" && p.Namespace != f.Namespace || f.Cause != "" && p.Cause != f.Cause {
 		return false
 	}
-	if f.Text == "" {
+	if lower == "" {
 		return true
 	}
-	t := strings.ToLower(f.Text)
-	for _, s := range []string{p.Namespace, p.Kind, p.Name, p.Node, p.Reason, p.Cause} {
-		if strings.Contains(strings.ToLower(s), t) {
+	for _, s := range [...]string{p.Namespace, p.Kind, p.Name, p.Node, p.Reason, p.Cause} {
+		// ToLower returns s itself when it has no upper case: no copy for most fields.
+		if len(s) >= len(lower) && strings.Contains(strings.ToLower(s), lower) {
 			return true
 		}
 	}
@@ -139,7 +153,9 @@ func incidents(rows []Problem) []Incident {
 	return out
 }
 
-func (h *Problems) list(f Filter) (ProblemList, []string, []string) {
+// list filters the view. It stops, with the context's error, when the request's context is done
+// (the client went away): a request costs nothing once nobody waits for it.
+func (h *Problems) list(ctx context.Context, f Filter) (ProblemList, []string, []string, error) {
 	now := time.Now
 	if h.Now != nil {
 		now = h.Now
@@ -147,12 +163,16 @@ func (h *Problems) list(f Filter) (ProblemList, []string, []string) {
 	all := h.Source()
 	l := ProblemList{Time: now().UTC().Truncate(time.Second), Entries: len(all), Problems: []Problem{}}
 	nss, cs := map[string]bool{}, map[string]bool{}
-	for _, p := range all {
+	lower := strings.ToLower(f.Text)
+	for i, p := range all {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return ProblemList{}, nil, nil, ctx.Err()
+		}
 		if p.Namespace != "" { // cluster-scoped objects (nodes): found by the text filter
 			nss[p.Namespace] = true
 		}
 		cs[p.Cause] = true
-		if !f.match(p) || f.Target != "" && p.Target != f.Target {
+		if !f.match(p, lower) || f.Target != "" && p.Target != f.Target {
 			continue
 		}
 		row := Problem{Namespace: p.Namespace, Kind: p.Kind, Name: p.Name, Node: p.Node, Reason: p.Reason, Cause: p.Cause,
@@ -169,8 +189,11 @@ func (h *Problems) list(f Filter) (ProblemList, []string, []string) {
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Cause, b.Cause),
 			cmp.Compare(a.Target, b.Target))
 	})
+	if ctx.Err() != nil {
+		return ProblemList{}, nil, nil, ctx.Err()
+	}
 	l.Incidents = incidents(l.Problems)
-	return l, sortedKeys(nss), sortedKeys(cs)
+	return l, sortedKeys(nss), sortedKeys(cs), nil
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -213,7 +236,15 @@ func (h *Problems) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	f := Filter{Namespace: q.Get("namespace"), Cause: q.Get("cause"), Text: strings.TrimSpace(q.Get("q")), Target: q.Get("target")}
-	l, nss, cs := h.list(f)
+	if len(f.Text) > MaxQueryBytes {
+		h.Guard.refuse(HandlerPages, RefusedQueryTooLong)
+		http.Error(w, fmt.Sprintf("the text filter (q) is longer than %d bytes", MaxQueryBytes), http.StatusBadRequest)
+		return
+	}
+	l, nss, cs, err := h.list(r.Context(), f)
+	if err != nil {
+		return // the client went away: nobody reads an answer
+	}
 	w.Header().Set("Vary", "Accept")
 	if wantsJSON(r) {
 		header(w, "application/json")

@@ -37,10 +37,16 @@ func RunbookPattern(u *url.URL) string {
 
 // Register serves the runbooks at <prefix>/runbooks/ and the live problems at <prefix>/problems.
 // The prefix is the path of --web.external-url: a proxy forwards those paths unchanged, as to
-// Alertmanager.
-func Register(mux *http.ServeMux, prefix string, rb *Runbooks, p *Problems) {
-	mux.Handle(prefix+"/runbooks/", http.StripPrefix(prefix+"/runbooks", rb))
-	mux.Handle(prefix+"/problems", p)
+// Alertmanager. At most maxInFlight responses of the two are served at once (Guard.Limit, counted
+// in p.Guard as handler="pages"); 0 means no limit.
+func Register(mux *http.ServeMux, prefix string, rb *Runbooks, p *Problems, maxInFlight int) {
+	limit := func(h http.Handler) http.Handler { return h }
+	if maxInFlight > 0 {
+		slots := newSlots(maxInFlight)
+		limit = func(h http.Handler) http.Handler { return p.Guard.limit(HandlerPages, slots, h) }
+	}
+	mux.Handle(prefix+"/runbooks/", limit(http.StripPrefix(prefix+"/runbooks", rb)))
+	mux.Handle(prefix+"/problems", limit(p))
 }
 
 // Paths are the paths Register serves under a prefix; nothing else may use them.

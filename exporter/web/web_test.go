@@ -35,7 +35,7 @@ func server(prefix string, p *Problems) *http.ServeMux {
 	if p == nil {
 		p = &Problems{Source: func() []events.Problem { return nil }}
 	}
-	Register(mux, prefix, NewRunbooks(docs.Runbooks), p)
+	Register(mux, prefix, NewRunbooks(docs.Runbooks), p, 0)
 	return mux
 }
 

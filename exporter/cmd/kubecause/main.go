@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -69,6 +70,8 @@ type options struct {
 	memLimit        bool
 	memLimitRatio   float64
 	writeTimeout    time.Duration
+	maxRequests     int      // --web.max-requests
+	maxPageRequests int      // --web.max-page-requests
 	healthAddress   string   // --web.health-listen-address
 	listenAddresses []string // --web.listen-address
 
@@ -108,6 +111,8 @@ func run(args []string) int {
 	webFlags := webflag.AddFlags(serve, ":9737")
 	serve.Flag("web.health-listen-address", "Address of a second, plain-HTTP listener serving only /healthz and /readyz, for probes that need no credentials when --web.config.file sets TLS or basic auth (e.g. :9738). Default: none.").PlaceHolder("HOST:PORT").StringVar(&o.healthAddress)
 	serve.Flag("web.write-timeout", "Longest time to write a response (a scrape of /metrics included); a scrape not read within it is aborted.").Default("1m").DurationVar(&o.writeTimeout)
+	serve.Flag("web.max-requests", "Most responses of the telemetry path served at once; a scrape past it is refused with 503 (kubecause_http_requests_refused_total).").Default("40").IntVar(&o.maxRequests)
+	serve.Flag("web.max-page-requests", "Most responses of /problems and /runbooks/ served at once; a request past it is refused with 503 (kubecause_http_requests_refused_total).").Default("8").IntVar(&o.maxPageRequests)
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.namespaces)
 	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
@@ -173,6 +178,11 @@ func stdinArgs(args []string) []string {
 	return out
 }
 
+// maxInFlight bounds --web.max-requests and --web.max-page-requests: a stalled reader of /metrics
+// holds up to ~1 MiB (a gzip compressor and a piece of the response, docs/performance.md), so
+// 1,000 of them would take several times the chart's memory limit.
+const maxInFlight = 200
+
 // reservedPaths are served by kubecause itself and cannot be the telemetry path.
 var reservedPaths = []string{"/healthz", "/readyz"}
 
@@ -191,6 +201,12 @@ func validateFlags(o options, serving bool) error {
 		}
 		if o.writeTimeout < time.Second {
 			fail("--web.write-timeout must be at least 1s, not %s", o.writeTimeout)
+		}
+		if o.maxRequests < 1 || o.maxRequests > maxInFlight {
+			fail("--web.max-requests must be from 1 to %d, not %d", maxInFlight, o.maxRequests)
+		}
+		if o.maxPageRequests < 1 || o.maxPageRequests > maxInFlight {
+			fail("--web.max-page-requests must be from 1 to %d, not %d", maxInFlight, o.maxPageRequests)
 		}
 		if o.maxSeries < 1 {
 			fail("--events.max-series must be at least 1, not %d", o.maxSeries)
@@ -248,6 +264,11 @@ func telemetryPath(p, pagesPrefix string) error {
 	}
 	if u, err := url.Parse(p); err != nil || u.Path != p {
 		return errors.New("is not a URL path")
+	}
+	// The mux answers a request for an unclean path with a redirect to the clean one: a telemetry
+	// path with "..", "." or "//" would never be served.
+	if c := path.Clean(p); c != strings.TrimSuffix(p, "/") && c != p {
+		return fmt.Errorf("must be a clean path (no \"..\", \".\" or \"//\"; %q is what would be served)", c)
 	}
 	if slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")) {
 		return errors.New("is one of kubecause's own endpoints")
@@ -400,6 +421,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer ignoreHangup(logger)()
 
 	var engine *events.Engine
 	started := time.Now()
@@ -433,6 +455,8 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	)
 	reg.MustRegister(engine.Collectors()...)
 	reg.MustRegister(causes.NewCollector(table, tableSource, o.runbookPattern))
+	guard := kcweb.NewGuard()
+	reg.MustRegister(guard.Collector())
 
 	namespaces := o.namespaces
 	if len(namespaces) == 0 {
@@ -474,14 +498,14 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle(o.metricsPath, events.Handler(reg, engine, promhttp.HandlerOpts{
+	mux.Handle(o.metricsPath, guard.Limit(kcweb.HandlerMetrics, o.maxRequests, events.Handler(reg, engine, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
 		Timeout:       30 * time.Second,
-	}))
+	})))
 	addHealthHandlers(mux, engine.Synced)
 	// Runbooks and live problems (exporter/web), under the path of --web.external-url.
-	pages := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern)
+	pages := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern, guard, o.maxPageRequests)
 	if o.metricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "kubecause",

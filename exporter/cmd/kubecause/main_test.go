@@ -95,6 +95,14 @@ func TestRunRejectsBadFlagValues(t *testing.T) {
 		"negative object view cap":     "--object-view.max-series=-1",
 		"zero target cap":              "--object-view.max-targets=0",
 		"write timeout under 1s":       "--web.write-timeout=10ms",
+		"telemetry path with ..":       "--web.telemetry-path=/x/../metrics",
+		"telemetry path with .":        "--web.telemetry-path=/./metrics",
+		"telemetry path with //":       "--web.telemetry-path=//metrics",
+		"telemetry path ending /..":    "--web.telemetry-path=/metrics/..",
+		"no scrape at once":            "--web.max-requests=0",
+		"too many scrapes at once":     "--web.max-requests=100000",
+		"no page at once":              "--web.max-page-requests=0",
+		"negative pages at once":       "--web.max-page-requests=-1",
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, args := range [][]string{{"--config.check", flag}, {flag}} {
@@ -103,6 +111,11 @@ func TestRunRejectsBadFlagValues(t *testing.T) {
 				}
 			}
 		})
+	}
+	for _, good := range []string{"--web.telemetry-path=/metrics/", "--web.telemetry-path=/kubecause/metrics", "--web.max-requests=1", "--web.max-page-requests=200"} {
+		if code := run([]string{"--config.check", good}); code != 0 {
+			t.Errorf("run(--config.check %s) = %d, want 0", good, code)
+		}
 	}
 	// Flags of the run command do not concern explain.
 	if err := validateFlags(options{memLimitRatio: 0.9, runbookPattern: DefaultRunbookURLPattern, fieldSelector: "type=Warning"}, false); err != nil {

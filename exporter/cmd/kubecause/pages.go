@@ -31,7 +31,9 @@ func externalURL(o *options) (prefix string, err error) {
 
 // registerPages serves the runbooks and the live problems under prefix and returns the landing
 // page's links to them.
-func registerPages(mux *http.ServeMux, prefix string, engine *events.Engine, table *causes.Table, pattern string) []web.LandingLinks {
+// At most maxInFlight page responses are served at once (refusals counted in guard).
+func registerPages(mux *http.ServeMux, prefix string, engine *events.Engine, table *causes.Table, pattern string,
+	guard *kcweb.Guard, maxInFlight int) []web.LandingLinks {
 	runbooks := map[string]string{}
 	for _, c := range table.Causes() {
 		runbooks[c.Name] = causes.RunbookURL(pattern, c.Runbook)
@@ -39,7 +41,8 @@ func registerPages(mux *http.ServeMux, prefix string, engine *events.Engine, tab
 	kcweb.Register(mux, prefix, kcweb.NewRunbooks(docs.Runbooks), &kcweb.Problems{
 		Source:     engine.Problems,
 		RunbookURL: func(cause string) string { return runbooks[cause] },
-	})
+		Guard:      guard,
+	}, maxInFlight)
 	return []web.LandingLinks{
 		{Address: prefix + "/problems", Text: "Live problems", Description: "objects with a live Event, their cause and runbook (also as JSON)"},
 		{Address: prefix + "/runbooks/", Text: "Runbooks", Description: "English and Chinese"},

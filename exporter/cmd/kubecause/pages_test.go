@@ -110,7 +110,7 @@ func TestProblemsShowWorkloadControllers(t *testing.T) {
 		}
 	}
 	mux := http.NewServeMux()
-	registerPages(mux, "", engine, causes.Default(), "/runbooks/%s")
+	registerPages(mux, "", engine, causes.Default(), "/runbooks/%s", kcweb.NewGuard(), 8)
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/problems?format=json", nil))
 	var list kcweb.ProblemList
