@@ -664,7 +664,8 @@ func realS17() RealScenario {
 
 // OOMKilled: a container allocates more than its memory limit; the kernel kills it, the kubelet
 // restarts it and backs off. The kubelet writes no Event naming the OOM kill: the BackOff is
-// what kubecause sees, and the container's last state (kube-state-metrics) says OOMKilled.
+// what kubecause counts (crash_loop_backoff), and the container's last state (kube-state-metrics)
+// says OOMKilled, so the page names oom_killed (issue 25: without node-problem-detector).
 func realOOMKilled() RealScenario {
 	const ns, name = "real-oom", "eats-memory"
 	sc := podScenario("OOM", "memory limit exceeded, OOM-killed, crash loop", ns, name, func(_ *Stack, p *corev1.Pod) error {
@@ -674,6 +675,7 @@ func realOOMKilled() RealScenario {
 		return nil
 	}, "BackOff", "crash_loop_backoff", "KubecauseContainerFailing")
 	sc.Queries = []PromExpect{{Expr: fmt.Sprintf(`max(kube_pod_container_status_last_terminated_reason{namespace=%q,pod=%q,reason="OOMKilled"})`, ns, name), Want: 1}}
+	sc.Alerts = []ExpectedAlert{podAlert("KubecauseContainerFailing", ns, name, "oom_killed")}
 	return sc
 }
 
