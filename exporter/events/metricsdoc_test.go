@@ -15,7 +15,7 @@ import (
 // notInGoldenScrape are families docs/metrics.md documents that the golden scrape cannot hold,
 // by name prefix, each with the reason.
 var notInGoldenScrape = map[string]string{
-	"kubecause_endpoints_": "the endpoint checks (exporter/endpointcheck, --checks) are another collector, fed by Services and EndpointSlices, not by Events",
+	"kubecause_endpoints_":                  "the endpoint checks (exporter/endpointcheck, --checks) are another collector, fed by Services and EndpointSlices, not by Events",
 	"kubecause_http_requests_refused_total": "the HTTP layer's refusals (exporter/web.Guard, registered by main): package web imports this one, so this test cannot build it; exporter/web's limit tests read it",
 }
 
