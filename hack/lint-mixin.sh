@@ -10,7 +10,7 @@ for t in jsonnetfmt jsonnet-lint promtool pint; do
 	command -v "$t" >/dev/null || { echo "$t not found: run make deps" >&2; exit 1; }
 done
 
-mapfile -t sources < <(git ls-files '*.libsonnet' '*.jsonnet' 2>/dev/null | grep -E '^(mixin\.libsonnet|rules/|dashboards/|hack/generate/)' || true)
+mapfile -t sources < <(git ls-files '*.libsonnet' '*.jsonnet' 2>/dev/null | grep -E '^(mixin\.libsonnet|config\.libsonnet|rules/|dashboards/|hack/generate/)' || true)
 [ ${#sources[@]} -gt 0 ] || sources=(mixin.libsonnet config.libsonnet rules/*.libsonnet dashboards/*.libsonnet dashboards/lib/*.libsonnet hack/generate/mixin.jsonnet)
 bad=()
 for f in "${sources[@]}"; do

@@ -2,7 +2,6 @@
 // rules/alertmanager/inhibit-rules.yaml (the inhibit_rules of alertmanager.yml) and
 // rules/alertmanager/alertmanagerconfig.yaml (the same rules as a prometheus-operator
 // AlertmanagerConfig). docs/alerts.md explains each rule and the group_by to use with them.
-local lib = import 'lib.libsonnet';
 
 {
   local cfg = $._config,
