@@ -68,6 +68,7 @@ func RealScenarios() []RealScenario {
 		realS1(), realS6(), realS11(), realCommandNotFound(), realS4(),
 		realS12NotFound(), realS12Auth(), realS12Unreachable(), realS12Insecure(), realSchedulingCPU(), realSchedulingSelector(),
 		realS2(), realS3(), realS18(), realS5(), realS19(), realOOMKilled(), realS10(), realS7(),
+		realQuota(),
 	}
 }
 
@@ -168,6 +169,51 @@ func realS1() RealScenario {
 		Alerts: []ExpectedAlert{{Name: "KubecausePodVolumeFailing", Labels: map[string]string{"namespace": ns, "cause": "configmap_not_found",
 			"node": "kubecause-node", "workload": deploy, "workload_type": "Deployment"},
 			Runbook: "kubecausepodvolumefailing.md#configmap_not_found"}},
+	}
+}
+
+// A namespace's ResourceQuota allows one pod; its Deployment asks for two. The real ReplicaSet
+// controller creates the first and writes FailedCreate ("exceeded quota: pods-quota") for the
+// second: no pod exists to alert on, the page names the Deployment, the cause and the quota
+// (issue 25). Scaling the Deployment to what the quota allows fixes it.
+func realQuota() RealScenario {
+	const ns, deploy, quota = "real-quota", "web", "pods-quota"
+	return RealScenario{
+		ID: "QUOTA", Title: "ResourceQuota exhausted (Deployment)", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			if _, err := s.Cluster.Client.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{
+				ObjectMeta: metav1.ObjectMeta{Name: quota, Namespace: ns},
+				Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}},
+			}, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			d := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: deploy, Namespace: ns},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: ptr(int32(2)),
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": deploy}},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": deploy}},
+						Spec:       pod(ns, "").Spec,
+					},
+				},
+			}
+			_, err := s.Cluster.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+			return err
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			sc, err := s.Cluster.Client.AppsV1().Deployments(ns).GetScale(ctx, deploy, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			sc.Spec.Replicas = 1
+			_, err = s.Cluster.Client.AppsV1().Deployments(ns).UpdateScale(ctx, deploy, sc, metav1.UpdateOptions{})
+			return err
+		},
+		Expect: []RealEvent{{Kind: "ReplicaSet", Object: "*", Reason: "FailedCreate", Cause: "quota_exceeded", Message: "exceeded quota: " + quota}},
+		Alerts: []ExpectedAlert{{Name: "KubecauseWorkloadFailing", Labels: map[string]string{"namespace": ns, "cause": "quota_exceeded",
+			"target": quota, "workload": deploy, "workload_type": "Deployment"},
+			Runbook: "kubecauseworkloadfailing.md#quota_exceeded"}},
 	}
 }
 
