@@ -79,11 +79,7 @@ local lib = import 'lib.libsonnet';
           // cause, target), so they never notify on their own.
           {
             alert: 'KubecauseIncident',
-            expr: |||
-              count by (%(clusterLabel)s, cause, target) (
-                count by (%(clusterLabel)s, cause, target, namespace, workload_type, workload) (%(failing)s{%(causes)s, target!=""})
-              ) >= %(incidentMinWorkloads)d
-            ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(lib.podStartCauses(cfg)) }),
+            expr: '%s >= %d\n' % [lib.records.incidentWorkloads, cfg.incidentMinWorkloads],
             'for': cfg.incidentFor,
             keep_firing_for: cfg.staleTolerance,
             labels: { severity: cfg.incidentSeverity },

@@ -47,6 +47,10 @@ var incidentNotifications = map[string][]string{
 		"6m firing cause=csi_driver_not_registered,target=ebs.csi.aws.com: KubecauseIncident",
 		"33m resolved cause=csi_driver_not_registered,target=ebs.csi.aws.com: KubecauseIncident",
 	},
+	"incident: a node's runtime disk is full under pods of three workloads": {
+		"6m firing cause=disk_full,target=n4: KubecauseIncident",
+		"33m resolved cause=disk_full,target=n4: KubecauseIncident",
+	},
 	"crash loops say why: OOM-killed or exiting": {
 		"16m firing namespace=shop,workload=web,workload_type=Deployment: KubecauseContainerFailing",
 	},

@@ -116,6 +116,13 @@
       equal: [cl, 'node'],
     },
     {
+      // An incident on a node (a full disk, its runtime) names the cause the node's pressure
+      // only hints at: one notification for the node.
+      source_matchers: ['alertname="KubecauseIncident"', 'node!=""'],
+      target_matchers: ['alertname="%s"' % nodePressure],
+      equal: [cl, 'node'],
+    },
+    {
       // A pod waits for a claim that cannot be bound: the claim's alert names why.
       source_matchers: ['alertname=~"%s|KubecausePVCPending"' % cats.storage.alert],
       target_matchers: ['alertname="%s"' % cats.scheduling.alert, 'cause="scheduling_pvc_unbound"'],

@@ -79,6 +79,9 @@
     podFailing: 'namespace_pod_cause:kubecause_pod_failing:max',
     // The controllers' failures (ReplicaSet, StatefulSet, DaemonSet, Job) on objects still
     // short of pods or unfinished, with the workload the user manages.
+    // Per platform cause and target, how many workloads have pods failing on it (the
+    // incident); a target that is a node is also its `node` label.
+    incidentWorkloads: 'cluster_cause_target:kubecause_failing_workloads:count',
     workloadEvents: 'namespace_object_cause:kubecause_workload_events:max',
     workloadOwned: 'namespace_object_cause:kubecause_workload_owned:max',
     workloadFailing: 'namespace_workload_cause:kubecause_workload_failing:max',

@@ -294,6 +294,30 @@ local lib = import 'lib.libsonnet';
             ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload },
           },
           {
+            // Workloads failing per platform cause and shared target: the incident's measure.
+            // Causes whose target is a node (the cause table's `target: node`) also get the
+            // `node` label, so that the node's own alerts and the incident can inhibit each other.
+            record: rec.incidentWorkloads,
+            expr: |||
+              label_replace(
+                %(nodeCount)s,
+                "node", "$1", "target", "(.+)"
+              )
+              or
+              %(otherCount)s
+            ||| % {
+              local platform = lib.podStartCauses(cfg),
+              local onNode = [c.name for c in cfg.causeTable.causes if std.get(c, 'target', '') == 'node' && std.member(platform, c.name)],
+              local count(causes) = 'count by (%(cl)s, cause, target) (count by (%(cl)s, cause, target, namespace, workload_type, workload) (%(failing)s{%(causes)s, target!=""}))' % {
+                cl: cl,
+                failing: rec.podFailing,
+                causes: lib.causeMatcher(causes + ['none']),
+              },
+              nodeCount: count(onNode),
+              otherCount: count([c for c in platform if !std.member(onNode, c)]),
+            },
+          },
+          {
             // Controllers that cannot create their pods or gave up (cause category workload),
             // on objects still short of ready pods (ReplicaSet, StatefulSet, DaemonSet) or
             // unfinished (Job). It resolves when the controller has created its pods.
