@@ -143,21 +143,7 @@ func realS1() RealScenario {
 					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}}}
 				p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/app"}}
 			})
-			d := &appsv1.Deployment{
-				ObjectMeta: metav1.ObjectMeta{Name: deploy, Namespace: ns},
-				Spec: appsv1.DeploymentSpec{
-					Replicas: ptr(int32(1)),
-					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": deploy}},
-					Template: corev1.PodTemplateSpec{
-						ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": deploy}},
-						Spec:       tmpl.Spec,
-					},
-				},
-			}
-			if _, err := s.Cluster.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-				return err
-			}
-			return nil
+			return createDeployment(ctx, s, ns, deploy, 1, tmpl.Spec)
 		},
 		Fix: func(ctx context.Context, s *Stack) error {
 			_, err := s.Cluster.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
@@ -187,19 +173,7 @@ func realQuota() RealScenario {
 			}, metav1.CreateOptions{}); err != nil {
 				return err
 			}
-			d := &appsv1.Deployment{
-				ObjectMeta: metav1.ObjectMeta{Name: deploy, Namespace: ns},
-				Spec: appsv1.DeploymentSpec{
-					Replicas: ptr(int32(2)),
-					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": deploy}},
-					Template: corev1.PodTemplateSpec{
-						ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": deploy}},
-						Spec:       pod(ns, "").Spec,
-					},
-				},
-			}
-			_, err := s.Cluster.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
-			return err
+			return createDeployment(ctx, s, ns, deploy, 2, pod(ns, "").Spec)
 		},
 		Fix: func(ctx context.Context, s *Stack) error {
 			sc, err := s.Cluster.Client.AppsV1().Deployments(ns).GetScale(ctx, deploy, metav1.GetOptions{})
@@ -276,6 +250,20 @@ func podScenario(id, title, ns, name string, mutate func(*Stack, *corev1.Pod) er
 		sc.Alerts = []ExpectedAlert{podAlert(alert, ns, name, cause)}
 	}
 	return sc
+}
+
+// createDeployment creates a Deployment of replicas pods with spec, selected by app=name.
+func createDeployment(ctx context.Context, s *Stack, ns, name string, replicas int32, spec corev1.PodSpec) error {
+	sel := map[string]string{"app": name}
+	_, err := s.Cluster.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: spec},
+		},
+	}, metav1.CreateOptions{})
+	return err
 }
 
 // container is the pod's only container.
@@ -854,15 +842,7 @@ func realS7() RealScenario {
 		ID: "S7", Title: "istiod-remote endpoints: a static address instead of the hosted istiod's pod IP", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			tmpl := pod(ns, "", func(p *corev1.Pod) { p.Spec.Containers[0].Args = []string{"-listen=:15012"} })
-			d := &appsv1.Deployment{
-				ObjectMeta: metav1.ObjectMeta{Name: hosted, Namespace: ns},
-				Spec: appsv1.DeploymentSpec{
-					Replicas: ptr(int32(1)),
-					Selector: &metav1.LabelSelector{MatchLabels: sel},
-					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: tmpl.Spec},
-				},
-			}
-			if _, err := s.Cluster.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			if err := createDeployment(ctx, s, ns, hosted, 1, tmpl.Spec); err != nil {
 				return err
 			}
 			if _, err := s.Objects.CreateService(ctx, ns, hosted, false, sel, 15012, 15017); err != nil {
