@@ -10,10 +10,8 @@ export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-ass
 bash hack/deps/20-e2e-tools.sh
 bash hack/deps/22-prometheus3.sh
 bash hack/deps/25-node-tools.sh
-if [ ! -x bin/kubecause ]; then
-	echo "bin/kubecause missing: building it (make build does the same with version stamps)"
-	go build -o bin/kubecause ./exporter/cmd/kubecause
-fi
+# The binary under test is the tree's, never a stale one (a cache hit when make build just ran).
+go build -ldflags "$(bash hack/ldflags.sh)" -o bin/kubecause ./exporter/cmd/kubecause
 start=$SECONDS
 status=0
 go test -tags e2e -count=1 -v -timeout 60m ./e2e/... "$@" || status=$?

@@ -21,6 +21,8 @@ package events
 import (
 	"hash/maphash"
 	"log/slog"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -93,11 +95,12 @@ type Engine struct {
 	view    *view
 	sources []*Source
 	// What kubecause can tell of the Event TTL (the apiserver's --event-ttl), in seconds (eventTTL):
-	// expiredAge is the oldest age at deletion seen (from the last occurrence; 0 before the first
-	// deletion), listedAge the oldest age of an Event seen in a list (alive at that age: the TTL is
-	// at least that).
-	expiredAge, listedAge int64
-	strs                  map[string]string // interned label values of small cardinality
+	// expiryAges the ages at deletion (from the last occurrence) of the last deletions seen, a ring
+	// filled up to expiries; listedAge the oldest age of an Event seen in a list.
+	expiryAges [ttlSamples]int32
+	expiries   int
+	listedAge  int64
+	strs       map[string]string // interned label values of small cardinality
 	// classified memoises Classify by a 64-bit hash of (reason, message): a PATCH of count
 	// repeats its Event's message, and classifying costs ~7 µs against ~50 ns for the hash.
 	classified map[uint64]uint16
@@ -233,6 +236,13 @@ func New(cfg Config) *Engine {
 
 // defaultEventTTL is the apiserver's default --event-ttl.
 const defaultEventTTL = time.Hour
+
+// The Event TTL is learnt from the ages at deletion of the last ttlSamples deletions, once there
+// are ttlMinSamples (eventTTL).
+const (
+	ttlSamples    = 256
+	ttlMinSamples = 10
+)
 
 // unclassified is the Classifier of an engine without a cause table.
 type unclassified struct{}
@@ -465,7 +475,7 @@ func (e *Engine) add(src uint16, obj interface{}) {
 	defer e.mu.Unlock()
 	e.m.opAdd.Inc()
 	e.observe(src, obj, false, true)
-	e.touch(src)
+	e.heard(src, obj)
 }
 
 func (e *Engine) update(src uint16, obj interface{}) {
@@ -473,13 +483,13 @@ func (e *Engine) update(src uint16, obj interface{}) {
 	defer e.mu.Unlock()
 	e.m.opUpdate.Inc()
 	e.observe(src, obj, false, true)
-	e.touch(src)
+	e.heard(src, obj)
 }
 
 func (e *Engine) delete(src uint16, obj interface{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	defer e.touch(src)
+	defer e.heard(src, obj)
 	e.m.opDelete.Inc()
 	ev, k, problem := validate(obj)
 	if problem != "" {
@@ -487,11 +497,12 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 		return
 	}
 	if t, ok := e.events[k]; ok {
-		// An Event expires --event-ttl after its last write: the oldest one seen deleted tells the
-		// TTL, however short (one deleted by hand is younger: it changes nothing once an expired
-		// one was seen).
+		// An Event expires --event-ttl after its last write: its age at deletion tells the TTL
+		// (eventTTL).
 		if ts := eventTime(ev); ts > 0 {
-			e.expiredAge = max(e.expiredAge, e.cfg.Now().Unix()-ts)
+			age := min(max(e.cfg.Now().Unix()-ts, 0), math.MaxInt32)
+			e.expiryAges[e.expiries%ttlSamples] = int32(age)
+			e.expiries++
 		}
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
 		if n := Occurrences(ev); n > t.count && e.wanted(ev) {
@@ -576,15 +587,21 @@ func (e *Engine) gapEstimate(created, listedAt, contact, now int64) float64 {
 	return float64(created) / float64(watched) * float64(expired)
 }
 
-// eventTTL is the Event TTL as far as kubecause can tell, in seconds: the oldest age at deletion
-// seen — the apiserver's default of one hour until an Event was seen deleted —, and at least the
-// oldest age of an Event seen alive in a list. Called with e.mu held.
+// eventTTL is the Event TTL as far as kubecause can tell, in seconds. Once ttlMinSamples Events
+// were seen deleted, a low quantile (the 10th percentile) of the ages at deletion of the last
+// ttlSamples: most deletions are expiries at the TTL; a few are younger (deleted by hand) and
+// some older — etcd renews every lease when a member becomes leader (a restart, a leader
+// change), so the Events alive then live up to a TTL longer. Before that, the apiserver's
+// default of one hour, or the age of the oldest Event seen alive in a list if that is older.
+// Called with e.mu held.
 func (e *Engine) eventTTL() int64 {
-	ttl := e.expiredAge
-	if ttl <= 0 {
-		ttl = int64(defaultEventTTL / time.Second)
+	n := min(e.expiries, ttlSamples)
+	if n < ttlMinSamples {
+		return max(int64(defaultEventTTL/time.Second), e.listedAge)
 	}
-	return max(ttl, e.listedAge)
+	ages := slices.Clone(e.expiryAges[:n])
+	slices.Sort(ages)
+	return int64(ages[n/10])
 }
 
 // readListed reads one Event of a streamed list of source s as it arrives, exactly as replace
@@ -596,10 +613,22 @@ func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 	return o.key, o.state
 }
 
-// touch records that source src is in contact with the apiserver now (a notification, a bookmark,
-// a list), after the notification is counted against the previous contact. Called with e.mu held.
+// touch records that source src is in contact with the apiserver now (a bookmark, a list).
+// Called with e.mu held.
 func (e *Engine) touch(src uint16) {
 	e.sources[src].contact = e.cfg.Now().Unix()
+}
+
+// heard records a notification of source src about obj, after it was counted against the
+// previous contact: the watch has delivered what was written up to obj's last write (no later
+// than now). Not the time it arrived: a watch resumed after a pause, or reading what its
+// connection held, delivers old writes now, and a gap measured from then would be too short.
+// Called with e.mu held.
+func (e *Engine) heard(src uint16, obj interface{}) {
+	if ev, ok := obj.(*corev1.Event); ok && ev != nil {
+		s := e.sources[src]
+		s.contact = max(s.contact, min(eventTime(ev), e.cfg.Now().Unix()))
+	}
 }
 
 // Tracked is the number of live Events held.

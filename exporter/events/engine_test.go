@@ -701,12 +701,16 @@ func TestRelistCountsEventsCreatedInTheGap(t *testing.T) {
 
 // TestGapEstimate: Events created and expired inside a watch gap leave nothing to count; their
 // occurrences are estimated from the rate of new Events before the gap and the part of the gap
-// longer than the Event TTL, learnt from the oldest Event seen deleted.
+// longer than the Event TTL, learnt from the ages of the Events seen deleted.
 func TestGapEstimate(t *testing.T) {
 	h := newHarness(t)
-	old := kubeletEvent(uidA, "pod.0", 2, "FailedMount", msgS1)
-	old.LastTimestamp = metav1.NewTime(t0.Add(-90 * time.Minute))
-	h.sync(old)
+	var old []interface{}
+	for i := 100; i < 110; i++ {
+		ev := kubeletEvent(uid(i), fmt.Sprintf("old.%d", i), 2, "FailedMount", msgS1)
+		ev.LastTimestamp = metav1.NewTime(t0.Add(-90 * time.Minute))
+		old = append(old, ev)
+	}
+	h.sync(old...)
 	live := []interface{}{}
 	for i := 1; i <= 10; i++ { // 10 new Events in 100 s
 		h.now = t0.Add(time.Duration(i) * 10 * time.Second)
@@ -715,9 +719,11 @@ func TestGapEstimate(t *testing.T) {
 		h.add(ev)
 		live = append(live, ev)
 	}
-	// The oldest Event expires: 90 min after its last occurrence plus the 100 s: the TTL.
-	if err := h.src.Delete(old); err != nil {
-		t.Fatal(err)
+	// The oldest Events expire: 90 min after their last occurrence plus the 100 s: the TTL.
+	for _, ev := range old {
+		if err := h.src.Delete(ev); err != nil {
+			t.Fatal(err)
+		}
 	}
 	estimate := func() float64 { return h.value("kubecause_events_gap_estimated_lost_total", nil) }
 	// A gap shorter than the TTL: whatever was created in it is still there, nothing estimated.

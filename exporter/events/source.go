@@ -25,8 +25,9 @@ type Source struct {
 	name   string
 	synced bool  // guarded by Engine.mu
 	list   uint8 // generation of the latest list read (wraps, skipping 0); guarded by Engine.mu
-	// contact is when the source last heard from the apiserver (unix seconds): a notification,
-	// a bookmark or a list. Guarded by Engine.mu.
+	// contact is how far the source has heard from the apiserver (unix seconds): the last write
+	// of the latest Event a notification delivered, or when a bookmark or a list arrived.
+	// Guarded by Engine.mu.
 	contact int64
 	// listed is when the source's latest list was read, created how many Events new to kubecause
 	// it has seen created while watching since: the rate of new Events before a gap. Guarded by

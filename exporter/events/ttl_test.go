@@ -51,33 +51,107 @@ func TestGapEstimateLearnsAShortTTL(t *testing.T) {
 	}
 }
 
-// A hand deletion of a young Event does not lower the TTL below the age of an Event seen expired,
-// and an Event seen alive in a list at an age above it raises it.
-func TestTTLIsTheOldestAgeSeen(t *testing.T) {
+// TestGapEstimateWithLateNotifications: a watch paused (or starved) at 60 s delivers what its
+// connection held only when it resumes, 2 min later — two new Events written at 61 s and 62 s,
+// and the deletion of two that expired at 20 s — and then relists (410 Gone). The gap began with
+// the last write the watch delivered (62 s), not when the late notifications arrived: measured
+// from their arrival it was 1 s and the estimate 0.
+func TestGapEstimateWithLateNotifications(t *testing.T) {
+	const ttl = 20
 	h := newHarness(t)
-	old := kubeletEvent(uidA, "pod.0", 1, "FailedMount", msgS1)
-	old.LastTimestamp = metav1.NewTime(t0.Add(-5 * time.Minute))
-	h.sync(old)
+	h.sync()
+	var live []*corev1.Event
+	write := func(i int) *corev1.Event {
+		at := t0.Add(time.Duration(i) * time.Second)
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(at), metav1.NewTime(at)
+		return ev
+	}
+	expire := func() {
+		for len(live) > 0 && h.now.Sub(live[0].LastTimestamp.Time) >= ttl*time.Second {
+			if err := h.src.Delete(live[0]); err != nil {
+				t.Fatal(err)
+			}
+			live = live[1:]
+		}
+	}
+	for i := 1; i <= 60; i++ { // one new Event a second, each expiring 20 s after it was written
+		h.now = t0.Add(time.Duration(i) * time.Second)
+		ev := write(i)
+		h.add(ev)
+		live = append(live, ev)
+		expire()
+	}
+	// Resumed at 180 s: the held notifications arrive.
+	h.now = t0.Add(180 * time.Second)
+	for i := 61; i <= 62; i++ {
+		ev := write(i)
+		h.add(ev)
+		live = append(live, ev)
+	}
+	for _, ev := range live[:2] {
+		if err := h.src.Delete(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The relist at 181 s finds the Events of the last 20 s.
+	h.now = t0.Add(181 * time.Second)
+	var listed []interface{}
+	for i := 162; i <= 181; i++ {
+		listed = append(listed, write(i))
+	}
+	h.sync(listed...)
+	// 62 new Events in the 62 s watched; the gap from 62 s to 181 s, less the TTL.
+	if got, want := h.value("kubecause_events_gap_estimated_lost_total", nil), 1.0*(181-62-ttl); got != want {
+		t.Fatalf("estimate = %v, want %v (1 Event/s × (181 s − 62 s − 20 s))", got, want)
+	}
+}
+
+// TestTTLIsTheTypicalAgeAtDeletion: the TTL is the apiserver's default, or the age of the oldest
+// Event seen alive in a list, until 10 Events were seen deleted; then the 10th percentile of their
+// ages at deletion. Events deleted by hand (younger) and Events whose etcd lease was renewed by a
+// restart (older, and seen older alive in a relist) do not move it.
+func TestTTLIsTheTypicalAgeAtDeletion(t *testing.T) {
+	h := newHarness(t)
 	if got := h.e.eventTTL(); got != 3600 {
-		t.Fatalf("TTL before any deletion = %d, want the default 3600", got)
+		t.Fatalf("TTL before anything was seen = %d, want the default 3600", got)
 	}
-	if err := h.src.Delete(old); err != nil { // expired at 5 min
-		t.Fatal(err)
+	aged := kubeletEvent(uid(1), "pod.1", 1, "FailedMount", msgS1)
+	aged.LastTimestamp = metav1.NewTime(t0.Add(-2 * time.Hour))
+	h.sync(aged)
+	if got := h.e.eventTTL(); got != 7200 {
+		t.Fatalf("TTL after a list showed an Event 2 h old = %d, want 7200", got)
 	}
-	young := kubeletEvent(uidB, "pod.1", 1, "FailedMount", msgS1)
-	young.LastTimestamp = metav1.NewTime(t0)
-	h.add(young)
-	h.now = t0.Add(10 * time.Second)
-	if err := h.src.Delete(young); err != nil { // deleted by hand at 10 s
-		t.Fatal(err)
+	// Events written at t0 and deleted at age: 20 expire at 5 min, 2 are deleted by hand at
+	// 10 s, 6 live to 700 s (their lease renewed when etcd restarted).
+	i := 10
+	deleteAt := func(age time.Duration, n int) {
+		for range n {
+			i++
+			ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+			ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(t0), metav1.NewTime(t0)
+			h.now = t0
+			h.add(ev)
+			h.now = t0.Add(age)
+			if err := h.src.Delete(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	deleteAt(10*time.Second, 2)
+	deleteAt(5*time.Minute, 7)
+	if got := h.e.eventTTL(); got != 7200 {
+		t.Fatalf("TTL after 9 deletions = %d, want still 7200 (too few to tell)", got)
+	}
+	deleteAt(5*time.Minute, 13)
+	deleteAt(700*time.Second, 6)
 	if got := h.e.eventTTL(); got != 300 {
-		t.Fatalf("TTL after an Event expired at 5 min and one deleted at 10 s = %d, want 300", got)
+		t.Fatalf("TTL after 20 expiries at 5 min, 2 hand deletions at 10 s and 6 renewed leases at 700 s = %d, want 300", got)
 	}
-	alive := kubeletEvent(uid(9), "pod.9", 1, "FailedMount", msgS1)
-	alive.LastTimestamp = metav1.NewTime(h.now.Add(-7 * time.Minute))
+	alive := kubeletEvent(uid(99), "pod.99", 1, "FailedMount", msgS1)
+	alive.LastTimestamp = metav1.NewTime(h.now.Add(-11 * time.Minute))
 	h.sync(alive)
-	if got := h.e.eventTTL(); got != 420 {
-		t.Fatalf("TTL after a relist showed an Event 7 min old = %d, want 420", got)
+	if got := h.e.eventTTL(); got != 300 {
+		t.Fatalf("TTL after a relist showed an Event 11 min old (a renewed lease) = %d, want 300", got)
 	}
 }

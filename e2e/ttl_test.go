@@ -1,0 +1,113 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubecause/kubecause/e2e/framework"
+)
+
+// TestWatchGapEstimateLearnsAShortEventTTL: on a kube-apiserver started with --event-ttl=20s,
+// Events expire 20 s after they are written. kubecause watches two new Events a second for 40 s
+// and sees the first ones expire (DELETE); then it is cut off (paused) while the apiserver
+// restarts and the Events go on for 60 s; etcd is compacted past its resource version, so its
+// watch cannot resume (410 Gone) and it relists.
+// The Events of the gap older than the TTL at the relist expired unseen: nothing counts them, and
+// kubecause_events_gap_estimated_lost_total must estimate them, within a factor of two of the
+// Events written and never counted. With the TTL taken as at least one hour, the estimate was 0;
+// taken as the oldest age seen, it was 0 too: the restart renews the etcd leases of the Events
+// alive then, which live up to a TTL longer.
+func TestWatchGapEstimateLearnsAShortEventTTL(t *testing.T) {
+	const ttl = 20 * time.Second
+	const every = 500 * time.Millisecond
+	ctx := testContext(t)
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps"},
+		APIServerArgs: map[string]string{"event-ttl": ttl.String(), "etcd-compaction-interval": "1s"}})
+	pod := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, "apps", "web-0", framework.PodOptions{Node: "worker-1"}))
+	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
+	// emit writes a new Event every 500 ms for d and returns when each was written.
+	emit := func(d time.Duration) []time.Time {
+		var at []time.Time
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for end := time.Now().Add(d); time.Now().Before(end); <-tick.C {
+			must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(pod), corev1.EventTypeWarning, "FailedMount",
+				`MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`))
+			at = append(at, time.Now())
+		}
+		return at
+	}
+	k := s.Kubecause[0]
+	start := time.Now()
+	before := emit(2 * ttl)
+	t.Logf("%d Events written in %s", len(before), time.Since(start).Round(time.Millisecond))
+	// kubecause has seen Events expire.
+	if err := framework.Poll(ctx, time.Minute, func() (bool, error) {
+		v, _ := kubecauseValue(t, k, "kubecause_event_notifications_total", map[string]string{"op": "delete"})
+		return v > 0, nil
+	}); err != nil {
+		adds, _ := kubecauseValue(t, k, "kubecause_event_notifications_total", map[string]string{"op": "add"})
+		left := must[*corev1.EventList](t)(s.Cluster.Client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{}))
+		t.Fatalf("kubecause saw no Event expire (%d written in %s, %g ADD notifications, %d Events left): %v",
+			len(before), 2*ttl, adds, len(left.Items), err)
+	}
+	relists0 := kubecauseCounter(t, s, 0, "kubecause_relists_total", nil)
+	events := s.Cluster.Client.CoreV1().Events("apps")
+	rv0 := must[*corev1.EventList](t)(events.List(ctx, metav1.ListOptions{})).ResourceVersion
+
+	check(t, k.Pause())
+	t.Cleanup(func() { _ = k.Resume() })
+	down, err := s.Cluster.RestartControlPlane(ctx)
+	check(t, err)
+	gap := emit(3 * ttl)
+	// Until a watch from kubecause's last resource version answers 410 Gone (compacted).
+	check(t, framework.Poll(ctx, 60*time.Second, func() (bool, error) {
+		w, err := events.Watch(ctx, metav1.ListOptions{ResourceVersion: rv0})
+		if err != nil {
+			return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
+		}
+		defer w.Stop()
+		select {
+		case ev := <-w.ResultChan():
+			st, ok := ev.Object.(*metav1.Status)
+			return ev.Type == watch.Error && ok && st.Code == http.StatusGone, nil
+		case <-time.After(2 * time.Second):
+			return false, nil
+		}
+	}))
+	check(t, k.Resume())
+	// Each watch (the Warning one and one per --events.normal-reason) relists on its own, after
+	// the reflector's backoff: the Warning watch's relist is the one that estimates.
+	// (The relist counts the Events of the gap it finds and estimates in one step: once the
+	// estimate shows, the count is final; nothing is written any more.)
+	var estimated float64
+	if err := framework.Poll(ctx, 2*time.Minute, func() (bool, error) {
+		estimated, _ = kubecauseValue(t, k, "kubecause_events_gap_estimated_lost_total", nil)
+		return estimated > 0, nil
+	}); err != nil {
+		t.Fatalf("kubecause_events_gap_estimated_lost_total stayed 0 after the relists (%g relists): %v",
+			kubecauseCounter(t, s, 0, "kubecause_relists_total", nil)-relists0, err)
+	}
+	// What kubecause missed: every Event was written once, so the Events written less those
+	// counted (the Events of the gap still alive at the relist are counted by it).
+	written := float64(len(before) + len(gap))
+	counted, _ := kubecauseValue(t, k, "kubecause_events_total", map[string]string{"namespace": "apps", "reason": "FailedMount"})
+	lost := written - counted
+	if lost <= 0 {
+		t.Fatalf("kubecause counted %g of the %g Events written: none expired unseen, the gap proves nothing", counted, written)
+	}
+	if estimated < lost/2 || estimated > 2*lost {
+		t.Errorf("kubecause_events_gap_estimated_lost_total = %g, want within a factor of two of the %g Events it never counted (%g written, %g counted)",
+			estimated, lost, written, counted)
+	}
+	t.Logf("--event-ttl=%s: %d Events before the gap, %d in it (API down %s); %g counted, %g never seen; estimated %g",
+		ttl, len(before), len(gap), down.Round(time.Millisecond), counted, lost, estimated)
+}
