@@ -43,7 +43,7 @@ import (
 	"github.com/kubecause/kubecause/exporter/events"
 	"github.com/kubecause/kubecause/exporter/explain"
 	"github.com/kubecause/kubecause/exporter/kube"
-	kcweb "github.com/kubecause/kubecause/exporter/web"
+	"github.com/kubecause/kubecause/exporter/pages"
 )
 
 // DefaultRunbookURLPattern points at the runbooks of this repository; %s is the runbook page.
@@ -273,7 +273,7 @@ func telemetryPath(p, pagesPrefix string) error {
 	if slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")) {
 		return errors.New("is one of kubecause's own endpoints")
 	}
-	for _, page := range kcweb.Paths {
+	for _, page := range pages.Paths {
 		if page = pagesPrefix + page; p == page || strings.HasPrefix(p, page+"/") {
 			return fmt.Errorf("is under %s, one of kubecause's pages", page)
 		}
@@ -455,7 +455,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	)
 	reg.MustRegister(engine.Collectors()...)
 	reg.MustRegister(causes.NewCollector(table, tableSource, o.runbookPattern))
-	guard := kcweb.NewGuard()
+	guard := pages.NewGuard()
 	reg.MustRegister(guard.Collector())
 
 	namespaces := o.namespaces
@@ -498,14 +498,14 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle(o.metricsPath, guard.Limit(kcweb.HandlerMetrics, o.maxRequests, events.Handler(reg, engine, promhttp.HandlerOpts{
+	mux.Handle(o.metricsPath, guard.Limit(pages.HandlerMetrics, o.maxRequests, events.Handler(reg, engine, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
 		Timeout:       30 * time.Second,
 	})))
 	addHealthHandlers(mux, engine.Synced)
-	// Runbooks and live problems (exporter/web), under the path of --web.external-url.
-	pages := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern, guard, o.maxPageRequests)
+	// Runbooks and live problems (exporter/pages), under the path of --web.external-url.
+	pageLinks := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern, guard, o.maxPageRequests)
 	if o.metricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "kubecause",
@@ -516,7 +516,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 				{Address: o.metricsPath, Text: "Metrics"},
 				{Address: "/readyz", Text: "Readiness (initial Event list read)"},
 				{Address: "/healthz", Text: "Liveness"},
-			}, pages...),
+			}, pageLinks...),
 		})
 		if err != nil {
 			logger.Error("landing page", "err", err)
