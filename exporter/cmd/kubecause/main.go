@@ -20,7 +20,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -35,7 +34,6 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
 	"github.com/kubecause/kubecause/exporter/causes"
@@ -51,13 +49,7 @@ const DefaultRunbookURLPattern = "https://github.com/kubecause/kubecause/blob/ma
 
 type options struct {
 	kube            kube.Options
-	namespaces      []string
-	excluded        []string
-	fieldSelector   string
-	normalReasons   []string
-	maxSeries       int
-	maxObjectSeries int
-	maxTargets      int
+	events          events.Options
 	causesFile      string
 	checksFile      string
 	checksEnabled   bool
@@ -95,8 +87,8 @@ func run(args []string) int {
 
 	app.Flag("kubeconfig", "Path to a kubeconfig file (default: the files in $KUBECONFIG, then ~/.kube/config, then the in-cluster service account).").StringVar(&o.kube.Kubeconfig)
 	app.Flag("context", "Kubeconfig context to use.").StringVar(&o.kube.Context)
-	app.Flag("events.field-selector", "Server-side field selector for Events.").Default("type=Warning").StringVar(&o.fieldSelector)
-	app.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal, the PV controller a claim without StorageClass (FailedBinding), the node controller and the kubelet node conditions (NodeNotReady, NodeNotSchedulable, NodeHas…Pressure).").Default("SandboxChanged", "BackOff", "FailedBinding", "NodeNotReady", "NodeNotSchedulable", "NodeHasDiskPressure", "NodeHasInsufficientMemory", "NodeHasInsufficientPID").StringsVar(&o.normalReasons)
+	app.Flag("events.field-selector", "Server-side field selector for Events.").Default("type=Warning").StringVar(&o.events.FieldSelector)
+	app.Flag("events.normal-reason", "Also count Normal Events with this reason (repeatable). The kubelet reports SandboxChanged and image pull BackOff as Normal, the PV controller a claim without StorageClass (FailedBinding), the node controller and the kubelet node conditions (NodeNotReady, NodeNotSchedulable, NodeHas…Pressure).").Default("SandboxChanged", "BackOff", "FailedBinding", "NodeNotReady", "NodeNotSchedulable", "NodeHasDiskPressure", "NodeHasInsufficientMemory", "NodeHasInsufficientPID").StringsVar(&o.events.NormalReasons)
 	app.Flag("runbook.url-pattern", "Runbook URL pattern; %s is the runbook page.").Default(DefaultRunbookURLPattern).IsSetByUser(&o.runbookPatternSet).StringVar(&o.runbookPattern)
 	app.Flag("web.external-url", "The URL under which users reach kubecause (e.g. through a proxy). Runbook URLs then point at the runbooks kubecause serves there, unless --runbook.url-pattern is given; its path is the prefix of /runbooks/ and /problems.").StringVar(&o.externalURL)
 	app.Flag("auto-gomemlimit", "Set the Go memory limit (GOMEMLIMIT) to a share of the container's memory limit (cgroup), unless GOMEMLIMIT is set.").Default("true").BoolVar(&o.memLimit)
@@ -114,11 +106,11 @@ func run(args []string) int {
 	serve.Flag("web.max-requests", "Most responses of the telemetry path served at once; a scrape past it is refused with 503 (kubecause_http_requests_refused_total).").Default("40").IntVar(&o.maxRequests)
 	serve.Flag("web.max-page-requests", "Most responses of /problems and /runbooks/ served at once; a request past it is refused with 503 (kubecause_http_requests_refused_total).").Default("8").IntVar(&o.maxPageRequests)
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
-	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.namespaces)
-	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.excluded)
-	serve.Flag("events.max-series", "Cap on label sets of kubecause_events_total and kubecause_objects_affected_total.").Default("10000").IntVar(&o.maxSeries)
-	serve.Flag("object-view.max-series", "Cap on series of the per-object view (kubecause_object_events).").Default("10000").IntVar(&o.maxObjectSeries)
-	serve.Flag("object-view.max-targets", "Cap on distinct values of the target label of the per-object view; past it, target=\"_overflow\".").Default("1000").IntVar(&o.maxTargets)
+	serve.Flag("events.namespace", "Watch only this namespace (repeatable; default: all namespaces).").StringsVar(&o.events.Namespaces)
+	serve.Flag("events.exclude-namespace", "Do not watch this namespace (repeatable).").StringsVar(&o.events.ExcludedNamespaces)
+	serve.Flag("events.max-series", "Cap on label sets of kubecause_events_total and kubecause_objects_affected_total.").Default("10000").IntVar(&o.events.MaxSeries)
+	serve.Flag("object-view.max-series", "Cap on series of the per-object view (kubecause_object_events).").Default("10000").IntVar(&o.events.MaxObjectSeries)
+	serve.Flag("object-view.max-targets", "Cap on distinct values of the target label of the per-object view; past it, target=\"_overflow\".").Default("1000").IntVar(&o.events.MaxTargets)
 	serve.Flag("endpoint-checks.config", "Endpoint check configuration (docs/istiod-remote.md); default: discover the istiod-remote layout.").StringVar(&o.checksFile)
 	serve.Flag("endpoint-checks.enabled", "Run endpoint checks.").Default("true").BoolVar(&o.checksEnabled)
 	serve.Flag("config.check", "Validate the configuration files and exit.").BoolVar(&o.configCheck)
@@ -127,7 +119,7 @@ func run(args []string) int {
 	ex.Flag("file", "File with `kubectl get events -A -o json` output; - for stdin. Without it, the live cluster is read.").Short('f').StringVar(&o.explainFile)
 	ex.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&o.explainOutput, "table", "json")
 	ex.Flag("unclassified", "Instead of one row per Event, list the templates of the messages no rule classifies (names, UIDs, IPs, numbers, quoted strings and paths masked), most frequent first: what to write a rule for (docs/causes.md).").BoolVar(&o.explainUnknown)
-	ex.Flag("namespace", "Live cluster: only this namespace.").Short('n').StringsVar(&o.namespaces)
+	ex.Flag("namespace", "Live cluster: only this namespace.").Short('n').StringsVar(&o.events.Namespaces)
 
 	cmd, err := app.Parse(stdinArgs(args))
 	if err != nil {
@@ -208,15 +200,6 @@ func validateFlags(o options, serving bool) error {
 		if o.maxPageRequests < 1 || o.maxPageRequests > maxInFlight {
 			fail("--web.max-page-requests must be from 1 to %d, not %d", maxInFlight, o.maxPageRequests)
 		}
-		if o.maxSeries < 1 {
-			fail("--events.max-series must be at least 1, not %d", o.maxSeries)
-		}
-		if o.maxObjectSeries < 1 {
-			fail("--object-view.max-series must be at least 1, not %d", o.maxObjectSeries)
-		}
-		if o.maxTargets < 1 {
-			fail("--object-view.max-targets must be at least 1, not %d", o.maxTargets)
-		}
 		if o.healthAddress != "" {
 			if err := healthAddress(o.healthAddress, o.listenAddresses); err != nil {
 				fail("--web.health-listen-address %q: %v", o.healthAddress, err)
@@ -230,23 +213,11 @@ func validateFlags(o options, serving bool) error {
 			fail("--runbook.url-pattern %q is not an absolute URL (with %%s for the runbook page)", o.runbookPattern)
 		}
 	}
-	for _, ns := range append(append([]string(nil), o.namespaces...), o.excluded...) {
-		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-			fail("namespace %q (--events.namespace, --events.exclude-namespace, --namespace): %s", ns, strings.Join(msgs, "; "))
-		}
-	}
-	for _, r := range o.normalReasons {
-		if r == "" || strings.ContainsFunc(r, func(c rune) bool {
-			return c == ',' || c == '=' || c == '!' || c == '\\' || !unicode.IsGraphic(c) || c == ' '
-		}) {
-			fail("--events.normal-reason %q: a reason is a word without commas, '=', '!', '\\' or spaces", r)
-		}
-	}
-	// Selectors the apiserver would refuse are a configuration error, not something to retry forever.
-	for _, sel := range events.WatchSelectors(o.fieldSelector, o.normalReasons, o.excluded) {
-		if err := events.CheckSelector(sel); err != nil {
-			fail("Event field selector %q (from --events.field-selector, --events.normal-reason, --events.exclude-namespace): %v", sel, err)
-		}
+	// The Event watch's options check themselves: the engine's caps only for serving.
+	if serving {
+		errs = append(errs, o.events.Validate())
+	} else {
+		errs = append(errs, o.events.ValidateSelection())
 	}
 	return errors.Join(errs...)
 }
@@ -380,13 +351,9 @@ func listLive(o options) ([]corev1.Event, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	namespaces := o.namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{""}
-	}
 	var all []corev1.Event
-	for _, ns := range namespaces {
-		for _, sel := range events.WatchSelectors(o.fieldSelector, o.normalReasons, nil) {
+	for _, ns := range o.events.Scopes() {
+		for _, sel := range events.WatchSelectors(o.events.FieldSelector, o.events.NormalReasons, nil) {
 			evs, err := explain.List(ctx, client, ns, sel)
 			if err != nil {
 				return nil, err
@@ -427,10 +394,10 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	started := time.Now()
 	engine = events.New(events.Config{
 		Classifier:      table,
-		MaxSeries:       o.maxSeries,
-		MaxObjectSeries: o.maxObjectSeries,
-		MaxTargets:      o.maxTargets,
-		NormalReasons:   o.normalReasons,
+		MaxSeries:       o.events.MaxSeries,
+		MaxObjectSeries: o.events.MaxObjectSeries,
+		MaxTargets:      o.events.MaxTargets,
+		NormalReasons:   o.events.NormalReasons,
 		Logger:          logger,
 		// Reading the initial lists is the peak of the run; once they are read, give the pages
 		// back at once rather than over the next minutes (docs/performance.md).
@@ -458,12 +425,8 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	guard := pages.NewGuard()
 	reg.MustRegister(guard.Collector())
 
-	namespaces := o.namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{""} // all
-	}
-	selectors := events.WatchSelectors(o.fieldSelector, o.normalReasons, o.excluded)
-	for _, ns := range namespaces {
+	selectors := o.events.Selectors()
+	for _, ns := range o.events.Scopes() {
 		for _, sel := range selectors {
 			src := engine.NewSource(strings.TrimSpace(ns + " " + sel))
 			go src.Watch(ctx, client, ns, sel, logger)
@@ -477,7 +440,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 	logger.Info("starting kubecause", "version", version.Info(), "build_context", version.BuildContext(),
 		"causes_table", table.Version(), "causes_source", tableSource,
-		"field_selectors", selectors, "namespaces", o.namespaces)
+		"field_selectors", selectors, "namespaces", o.events.Namespaces)
 
 	// The health listener is bound before the main one, so that a bad address ends the start at once.
 	var health *http.Server

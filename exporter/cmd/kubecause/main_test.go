@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
+
+	"github.com/kubecause/kubecause/exporter/events"
 )
 
 func TestRunRejectsBadConfiguration(t *testing.T) {
@@ -118,7 +120,7 @@ func TestRunRejectsBadFlagValues(t *testing.T) {
 		}
 	}
 	// Flags of the run command do not concern explain.
-	if err := validateFlags(options{memLimitRatio: 0.9, runbookPattern: DefaultRunbookURLPattern, fieldSelector: "type=Warning"}, false); err != nil {
+	if err := validateFlags(options{memLimitRatio: 0.9, runbookPattern: DefaultRunbookURLPattern, events: events.Options{FieldSelector: "type=Warning"}}, false); err != nil {
 		t.Errorf("explain's flags refused: %v", err)
 	}
 }
