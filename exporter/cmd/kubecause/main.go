@@ -33,7 +33,6 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubecause/kubecause/exporter/causes"
@@ -56,9 +55,7 @@ type options struct {
 	runbookPattern  string
 	configCheck     bool
 	metricsPath     string
-	explainFile     string
-	explainOutput   string
-	explainUnknown  bool
+	explain         explain.Options
 	memLimit        bool
 	memLimitRatio   float64
 	writeTimeout    time.Duration
@@ -115,13 +112,9 @@ func run(args []string) int {
 	serve.Flag("endpoint-checks.enabled", "Run endpoint checks.").Default("true").BoolVar(&o.checksEnabled)
 	serve.Flag("config.check", "Validate the configuration files and exit.").BoolVar(&o.configCheck)
 
-	ex := app.Command("explain", "Explain Events offline: one row per Event with its cause and runbook.")
-	ex.Flag("file", "File with `kubectl get events -A -o json` output; - for stdin. Without it, the live cluster is read.").Short('f').StringVar(&o.explainFile)
-	ex.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&o.explainOutput, "table", "json")
-	ex.Flag("unclassified", "Instead of one row per Event, list the templates of the messages no rule classifies (names, UIDs, IPs, numbers, quoted strings and paths masked), most frequent first: what to write a rule for (docs/causes.md).").BoolVar(&o.explainUnknown)
-	ex.Flag("namespace", "Live cluster: only this namespace.").Short('n').StringsVar(&o.events.Namespaces)
+	ex := explain.AddCommand(app, &o.explain, &o.events.Namespaces)
 
-	cmd, err := app.Parse(stdinArgs(args))
+	cmd, err := app.Parse(explain.Args(args))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kubecause: %v (try --help)\n", err)
 		return 2
@@ -144,30 +137,17 @@ func run(args []string) int {
 	}
 	switch cmd {
 	case ex.FullCommand():
-		return runExplain(o, table)
+		o.explain.Kube, o.explain.Events, o.explain.RunbookPattern = o.kube, o.events, o.runbookPattern
+		if err := explain.Run(context.Background(), o.explain, table, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if o.configCheck {
 		return checkConfig(o, *webFlags.WebConfigFile, logger)
 	}
 	return runExporter(o, table, tableSource, webFlags, logger)
-}
-
-// stdinArgs spells `-f -` as `--file=-`: the flag parser reads a lone "-" as an empty value, and
-// explain would then read the live cluster instead of standard input.
-func stdinArgs(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		if args[i] == "--" {
-			return append(out, args[i:]...)
-		}
-		if (args[i] == "-f" || args[i] == "--file") && i+1 < len(args) && args[i+1] == "-" {
-			out = append(out, "--file=-")
-			i++
-			continue
-		}
-		out = append(out, args[i])
-	}
-	return out
 }
 
 // maxInFlight bounds --web.max-requests and --web.max-page-requests: a stalled reader of /metrics
@@ -308,60 +288,6 @@ func checkConfig(o options, webConfig string, logger *slog.Logger) int {
 	}
 	logger.Info("configuration is valid", "causes_file", o.causesFile, "endpoint_checks_config", o.checksFile, "web_config", webConfig)
 	return 0
-}
-
-func runExplain(o options, table *causes.Table) int {
-	var evs []corev1.Event
-	var err error
-	switch o.explainFile {
-	case "":
-		evs, err = listLive(o)
-	case "-":
-		evs, err = explain.Decode(os.Stdin)
-	default:
-		f, ferr := os.Open(o.explainFile)
-		if ferr != nil {
-			fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", ferr)
-			return 1
-		}
-		defer f.Close()
-		evs, err = explain.Decode(f)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", err)
-		return 1
-	}
-	rows := explain.Explain(evs, table, o.runbookPattern)
-	if o.explainUnknown {
-		err = explain.PrintUnclassified(os.Stdout, explain.Unclassified(rows), o.explainOutput)
-	} else {
-		err = explain.Print(os.Stdout, rows, o.explainOutput)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "kubecause explain: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-func listLive(o options) ([]corev1.Event, error) {
-	client, _, err := kube.ClientFor(o.kube)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var all []corev1.Event
-	for _, ns := range o.events.Scopes() {
-		for _, sel := range events.WatchSelectors(o.events.FieldSelector, o.events.NormalReasons, nil) {
-			evs, err := explain.List(ctx, client, ns, sel)
-			if err != nil {
-				return nil, err
-			}
-			all = append(all, evs...)
-		}
-	}
-	return all, nil
 }
 
 func runExporter(o options, table *causes.Table, tableSource string, webFlags *web.FlagConfig, logger *slog.Logger) int {
