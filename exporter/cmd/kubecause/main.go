@@ -7,27 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
-	"path"
-	"runtime/debug"
-	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
-	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/promslog"
 	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
@@ -40,7 +26,6 @@ import (
 	"github.com/kubecause/kubecause/exporter/events"
 	"github.com/kubecause/kubecause/exporter/explain"
 	"github.com/kubecause/kubecause/exporter/kube"
-	"github.com/kubecause/kubecause/exporter/pages"
 )
 
 // DefaultRunbookURLPattern points at the runbooks of this repository; %s is the runbook page.
@@ -150,14 +135,6 @@ func run(args []string) int {
 	return runExporter(o, table, tableSource, webFlags, logger)
 }
 
-// maxInFlight bounds --web.max-requests and --web.max-page-requests: a stalled reader of /metrics
-// holds up to ~1 MiB (a gzip compressor and a piece of the response, docs/performance.md), so
-// 1,000 of them would take several times the chart's memory limit.
-const maxInFlight = 200
-
-// reservedPaths are served by kubecause itself and cannot be the telemetry path.
-var reservedPaths = []string{"/healthz", "/readyz"}
-
 // validateFlags checks every flag value that the flag parser lets through, before anything starts
 // (in --config.check too), and reports all problems at once.
 // Flags of the run command are checked only for it (serving).
@@ -168,23 +145,7 @@ func validateFlags(o options, serving bool) error {
 		fail("--auto-gomemlimit.ratio must be in (0, 1], not %g", o.memLimitRatio)
 	}
 	if serving {
-		if err := telemetryPath(o.metricsPath, o.routePrefix); err != nil {
-			fail("--web.telemetry-path %q: %v", o.metricsPath, err)
-		}
-		if o.writeTimeout < time.Second {
-			fail("--web.write-timeout must be at least 1s, not %s", o.writeTimeout)
-		}
-		if o.maxRequests < 1 || o.maxRequests > maxInFlight {
-			fail("--web.max-requests must be from 1 to %d, not %d", maxInFlight, o.maxRequests)
-		}
-		if o.maxPageRequests < 1 || o.maxPageRequests > maxInFlight {
-			fail("--web.max-page-requests must be from 1 to %d, not %d", maxInFlight, o.maxPageRequests)
-		}
-		if o.healthAddress != "" {
-			if err := healthAddress(o.healthAddress, o.listenAddresses); err != nil {
-				fail("--web.health-listen-address %q: %v", o.healthAddress, err)
-			}
-		}
+		errs = append(errs, validateWeb(o)...)
 	}
 	if !utf8.ValidString(o.runbookPattern) {
 		fail("--runbook.url-pattern %q is not valid UTF-8", o.runbookPattern)
@@ -200,64 +161,6 @@ func validateFlags(o options, serving bool) error {
 		errs = append(errs, o.events.ValidateSelection())
 	}
 	return errors.Join(errs...)
-}
-
-// telemetryPath checks a --web.telemetry-path: an absolute URL path that the HTTP mux can serve
-// as given (no spaces, no wildcards) and that is not one of kubecause's own endpoints.
-func telemetryPath(p, pagesPrefix string) error {
-	if !strings.HasPrefix(p, "/") {
-		return errors.New(`must begin with "/"`)
-	}
-	if strings.ContainsFunc(p, func(c rune) bool {
-		return c <= ' ' || c == 0x7f || c == '{' || c == '}' || c == '?' || c == '#' || c == '%'
-	}) {
-		return errors.New("must be a plain URL path: no spaces, control characters, '{', '}', '?', '#' or '%'")
-	}
-	if u, err := url.Parse(p); err != nil || u.Path != p {
-		return errors.New("is not a URL path")
-	}
-	// The mux answers a request for an unclean path with a redirect to the clean one: a telemetry
-	// path with "..", "." or "//" would never be served.
-	if c := path.Clean(p); c != strings.TrimSuffix(p, "/") && c != p {
-		return fmt.Errorf("must be a clean path (no \"..\", \".\" or \"//\"; %q is what would be served)", c)
-	}
-	if slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")) {
-		return errors.New("is one of kubecause's own endpoints")
-	}
-	for _, page := range pages.Paths {
-		if page = pagesPrefix + page; p == page || strings.HasPrefix(p, page+"/") {
-			return fmt.Errorf("is under %s, one of kubecause's pages", page)
-		}
-	}
-	return nil
-}
-
-// healthAddress checks a --web.health-listen-address: host:port with a numeric port, not the port
-// of a --web.listen-address on an overlapping host (the second listener would fail to bind).
-func healthAddress(addr string, listen []string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("not host:port (e.g. :9738): %w", err)
-	}
-	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
-	}
-	for _, l := range listen {
-		lhost, lport, err := net.SplitHostPort(l)
-		if err != nil || lport != port {
-			continue
-		}
-		if host == lhost || wildcardHost(host) || wildcardHost(lhost) {
-			return fmt.Errorf("the port of --web.listen-address %q: the health listener needs a port of its own", l)
-		}
-	}
-	return nil
-}
-
-// wildcardHost says whether a listen host stands for every address.
-func wildcardHost(h string) bool {
-	ip := net.ParseIP(h)
-	return h == "" || (ip != nil && ip.IsUnspecified())
 }
 
 func loadTable(path string) (*causes.Table, string, error) {
@@ -288,213 +191,4 @@ func checkConfig(o options, webConfig string, logger *slog.Logger) int {
 	}
 	logger.Info("configuration is valid", "causes_file", o.causesFile, "endpoint_checks_config", o.checksFile, "web_config", webConfig)
 	return 0
-}
-
-func runExporter(o options, table *causes.Table, tableSource string, webFlags *web.FlagConfig, logger *slog.Logger) int {
-	var checks *endpointcheck.Config
-	if o.checksEnabled && o.checksFile != "" {
-		c, err := endpointcheck.LoadConfig(o.checksFile)
-		if err != nil {
-			logger.Error("invalid endpoint check configuration", "file", o.checksFile, "err", err)
-			return 1
-		}
-		checks = c
-	}
-	if webFlags.WebConfigFile != nil && *webFlags.WebConfigFile != "" {
-		if err := web.Validate(*webFlags.WebConfigFile); err != nil {
-			logger.Error("invalid web configuration", "file", *webFlags.WebConfigFile, "err", err)
-			return 1
-		}
-	}
-	client, _, err := kube.ClientFor(o.kube)
-	if err != nil {
-		logger.Error("cannot configure the Kubernetes client", "err", err)
-		return 1
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	defer ignoreHangup(logger)()
-
-	var engine *events.Engine
-	started := time.Now()
-	engine = events.New(events.Config{
-		Classifier:      table,
-		MaxSeries:       o.events.MaxSeries,
-		MaxObjectSeries: o.events.MaxObjectSeries,
-		MaxTargets:      o.events.MaxTargets,
-		NormalReasons:   o.events.NormalReasons,
-		Logger:          logger,
-		// Reading the initial lists is the peak of the run; once they are read, give the pages
-		// back at once rather than over the next minutes (docs/performance.md).
-		OnSynced: func() {
-			go func() {
-				debug.FreeOSMemory()
-				logger.Info("initial Event lists read", "tracked_events", engine.Tracked(),
-					"took", time.Since(started).Round(time.Millisecond))
-			}()
-		},
-	})
-	setGCPercent()
-	if o.memLimit {
-		setMemoryLimit(o.memLimitRatio, memlimit.FromCgroup, logger)
-	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		versioncollector.NewCollector("kubecause"),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	reg.MustRegister(engine.Collectors()...)
-	reg.MustRegister(causes.NewCollector(table, tableSource, o.runbookPattern))
-	guard := pages.NewGuard()
-	reg.MustRegister(guard.Collector())
-
-	selectors := o.events.Selectors()
-	for _, ns := range o.events.Scopes() {
-		for _, sel := range selectors {
-			src := engine.NewSource(strings.TrimSpace(ns + " " + sel))
-			go src.Watch(ctx, client, ns, sel, logger)
-		}
-	}
-	if o.checksEnabled {
-		if err := startChecks(ctx, checks, client, o.kube.UserAgent, reg, logger); err != nil {
-			logger.Error("cannot start endpoint checks", "err", err)
-			return 1
-		}
-	}
-	logger.Info("starting kubecause", "version", version.Info(), "build_context", version.BuildContext(),
-		"causes_table", table.Version(), "causes_source", tableSource,
-		"field_selectors", selectors, "namespaces", o.events.Namespaces)
-
-	// The health listener is bound before the main one, so that a bad address ends the start at once.
-	var health *http.Server
-	errc := make(chan error, 2)
-	if o.healthAddress != "" {
-		ln, err := net.Listen("tcp", o.healthAddress)
-		if err != nil {
-			logger.Error("cannot listen on --web.health-listen-address", "address", o.healthAddress, "err", err)
-			return 1
-		}
-		health = &http.Server{Handler: healthMux(engine.Synced), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-		logger.Info("serving /healthz and /readyz without TLS or authentication", "address", ln.Addr().String())
-		go func() {
-			if err := health.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("health listener: %w", err)
-			}
-		}()
-	}
-
-	mux := http.NewServeMux()
-	mux.Handle(o.metricsPath, guard.Limit(pages.HandlerMetrics, o.maxRequests, events.Handler(reg, engine, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
-		Timeout:       30 * time.Second,
-	})))
-	addHealthHandlers(mux, engine.Synced)
-	// Runbooks and live problems (exporter/pages), under the path of --web.external-url.
-	pageLinks := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern, guard, o.maxPageRequests)
-	if o.metricsPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        "kubecause",
-			Description: "Why Kubernetes pods are stuck: cause-labelled Event metrics and istiod-remote endpoint checks",
-			Version:     version.Info(),
-			Profiling:   "false", // no /debug/pprof handlers are served
-			Links: append([]web.LandingLinks{
-				{Address: o.metricsPath, Text: "Metrics"},
-				{Address: "/readyz", Text: "Readiness (initial Event list read)"},
-				{Address: "/healthz", Text: "Liveness"},
-			}, pageLinks...),
-		})
-		if err != nil {
-			logger.Error("landing page", "err", err)
-			return 1
-		}
-		mux.Handle("/", landing)
-	}
-	// WriteTimeout ends a response that a stalled reader does not take: the scrape fails visibly
-	// (events.Handler aborts it) and holds nothing of kubecause's past it.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: o.writeTimeout, IdleTimeout: 2 * time.Minute}
-	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
-	select {
-	case err := <-errc:
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("HTTP server failed", "err", err)
-			return 1
-		}
-	case <-ctx.Done():
-		logger.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		if health != nil {
-			_ = health.Shutdown(sctx)
-		}
-	}
-	return 0
-}
-
-// addHealthHandlers registers /healthz (liveness: the process serves HTTP; it does not depend on
-// the API server) and /readyz (200 once the initial list of Events is read).
-func addHealthHandlers(mux *http.ServeMux, synced func() bool) {
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !synced() {
-			http.Error(w, "initial list of Events not read yet\n", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
-}
-
-// healthMux is the handler of --web.health-listen-address: /healthz and /readyz, nothing else
-// (every other path is 404), since that listener has neither TLS nor authentication.
-func healthMux(synced func() bool) *http.ServeMux {
-	mux := http.NewServeMux()
-	addHealthHandlers(mux, synced)
-	return mux
-}
-
-// setMemoryLimit sets the Go memory limit to ratio × the limit the provider reports (the
-// container's cgroup limit), as Prometheus does with --auto-gomemlimit: near the container's
-// limit the GC works harder instead of letting the process be OOM-killed — at a restart during
-// an event storm, say. A GOMEMLIMIT set by the user, or no limit at all, leaves it alone; the
-// library's AUTOMEMLIMIT variable (a ratio, or "off") overrides the ratio.
-// It returns the limit set (0 when none).
-func setMemoryLimit(ratio float64, provider memlimit.Provider, logger *slog.Logger) int64 {
-	limit, err := memlimit.Set(memlimit.WithRatio(ratio), memlimit.WithProvider(provider),
-		memlimit.WithLogger(logger.With("component", "automemlimit")))
-	if err != nil {
-		logger.Warn("could not set the Go memory limit from the container's", "err", err)
-		return 0
-	}
-	// Set reports the limit in force even when it set none: with GOMEMLIMIT or AUTOMEMLIMIT=off
-	// in the environment it leaves the limit alone, and a provider without a limit (no cgroup
-	// limit) gives math.MaxInt64, Go's default of no limit.
-	if _, userSet := os.LookupEnv("GOMEMLIMIT"); userSet || os.Getenv("AUTOMEMLIMIT") == "off" || limit == math.MaxInt64 {
-		return 0
-	}
-	return limit
-}
-
-func startChecks(ctx context.Context, cfg *endpointcheck.Config, client kube.Client, userAgent string, reg *prometheus.Registry, logger *slog.Logger) error {
-	if cfg == nil {
-		cfg = &endpointcheck.Config{}
-	}
-	remote, err := cfg.RemoteClients(userAgent)
-	if err != nil {
-		return err
-	}
-	checker, err := endpointcheck.New(cfg, client, remote, logger.With("component", "endpoint-checks"))
-	if err != nil {
-		return err
-	}
-	reg.MustRegister(checker)
-	go func() {
-		if err := checker.Run(ctx); err != nil && ctx.Err() == nil {
-			logger.Error("endpoint checks stopped", "err", err)
-		}
-	}()
-	return nil
 }
