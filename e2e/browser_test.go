@@ -25,7 +25,7 @@ import (
 
 	"github.com/kubecause/kubecause/e2e/framework"
 	"github.com/kubecause/kubecause/exporter/causes/corpus"
-	kcweb "github.com/kubecause/kubecause/exporter/web"
+	"github.com/kubecause/kubecause/exporter/pages"
 	"github.com/kubecause/kubecause/rules/mixintest"
 )
 
@@ -340,14 +340,14 @@ func problems(t *testing.T, ctx context.Context, cluster *framework.Cluster, bas
 		}
 	}
 	jsonURL := base + "/problems?format=json"
-	var list kcweb.ProblemList
+	var list pages.ProblemList
 	check(t, framework.Poll(bg, 30*time.Second, func() (bool, error) {
 		resp, err := http.Get(jsonURL)
 		if err != nil {
 			return false, nil
 		}
 		defer resp.Body.Close()
-		list = kcweb.ProblemList{}
+		list = pages.ProblemList{}
 		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 			return false, err
 		}
@@ -358,7 +358,7 @@ func problems(t *testing.T, ctx context.Context, cluster *framework.Cluster, bas
 		return len(list.Problems) == len(wants) && total == 5, nil
 	}))
 	for _, w := range wants {
-		i := slices.IndexFunc(list.Problems, func(p kcweb.Problem) bool {
+		i := slices.IndexFunc(list.Problems, func(p pages.Problem) bool {
 			return p.Namespace == w.ns && p.Kind == w.kind && p.Name == w.name && p.Cause == w.cause && p.Count == w.count && p.Node == w.node
 		})
 		if i < 0 {

@@ -265,6 +265,20 @@ type eventLabels struct {
 	namespace, kind, name, reason, typ, component, cause, rule string
 	// target of the per-object view (not of the aggregate counters): see targetOf.
 	target string
+	// template is the message's template when the cause is unknown, for
+	// kubecause_unclassified_messages; made only for occurrences counted (counted).
+	template string
+}
+
+// counted is l as the metrics record an occurrence: with the message's template when the cause is
+// unknown. Templating a message costs more than classifying it (BenchmarkTemplate in causes), so
+// it is done only for what is counted: not for the Events of the first list, nor for updates that
+// add nothing.
+func counted(l eventLabels, message string) eventLabels {
+	if l.cause == causes.Unknown {
+		l.template = causes.Template(message)
+	}
+	return l
 }
 
 func (e *Engine) labelsOf(ev *corev1.Event) eventLabels {
@@ -433,7 +447,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	e.m.state(len(e.events), e.view.len(), len(e.view.targets))
 	e.m.processed.Inc()
 	if delta > 0 {
-		e.m.count(l, ev.Message, float64(delta))
+		e.m.count(counted(l, ev.Message), float64(delta))
 		if watching {
 			e.m.observeLag(e.cfg.Now(), ts)
 		}
@@ -506,7 +520,7 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 		}
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
 		if n := Occurrences(ev); n > t.count && e.wanted(ev) {
-			e.m.count(e.labelsOf(ev), ev.Message, float64(n-t.count))
+			e.m.count(counted(e.labelsOf(ev), ev.Message), float64(n-t.count))
 			t.count = n
 		}
 		e.forget(k, t)

@@ -824,3 +824,27 @@ func TestUnclassifiedTemplates(t *testing.T) {
 		t.Fatalf("%d template series, want 1 (the classified FailedMount has none)", n)
 	}
 }
+
+// TestUnclassifiedTemplatesCountOnlyOccurrences: an unclassified Event of the first list is a
+// baseline, like its occurrences: its template appears with the first occurrence counted, with
+// that occurrence, and a deletion's missed occurrences are added to it.
+func TestUnclassifiedTemplatesCountOnlyOccurrences(t *testing.T) {
+	// Written by a real kubelet 1.35.4 (TestUnclassifiedTemplates).
+	const msg = `cgroup v1 detected. cgroup v1 support is deprecated and will be removed in a future release. Please migrate to cgroup v2. More information at https://git.k8s.io/enhancements/keps/sig-node/5573-remove-cgroup-v1`
+	h := newHarness(t)
+	h.sync(kubeletEvent(uidA, "node.1", 5, "CgroupV1", msg))
+	if n := len(h.scrape()["kubecause_unclassified_messages"].GetMetric()); n != 0 {
+		t.Fatalf("%d template series after the first list, want none (a baseline)", n)
+	}
+	h.update(kubeletEvent(uidA, "node.1", 7, "CgroupV1", msg))
+	tmpl := map[string]string{"reason": "CgroupV1", "template": causes.Template(msg)}
+	if got := h.value("kubecause_unclassified_messages", tmpl); got != 2 {
+		t.Fatalf("kubecause_unclassified_messages = %v after 2 occurrences, want 2", got)
+	}
+	if err := h.src.Delete(kubeletEvent(uidA, "node.1", 8, "CgroupV1", msg)); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.value("kubecause_unclassified_messages", tmpl); got != 3 {
+		t.Fatalf("kubecause_unclassified_messages = %v after a deletion with 1 more occurrence, want 3", got)
+	}
+}

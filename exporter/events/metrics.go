@@ -184,7 +184,7 @@ func ruleLabel(rule string) string {
 }
 
 // count adds occurrences. Called with Engine.mu held.
-func (m *metrics) count(l eventLabels, message string, n float64) {
+func (m *metrics) count(l eventLabels, n float64) {
 	k := aggKey{namespace: l.namespace, kind: l.kind, reason: l.reason, typ: l.typ, component: l.component, cause: l.cause}
 	c, ok := m.known[k]
 	if !ok {
@@ -210,7 +210,7 @@ func (m *metrics) count(l eventLabels, message string, n float64) {
 	r.Add(n)
 	if l.cause == causes.Unknown {
 		m.unclassified.Add(n)
-		m.templates.Add(l.reason, causes.Template(message), uint64(n))
+		m.templates.Add(l.reason, l.template, uint64(n))
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // by name prefix, each with the reason.
 var notInGoldenScrape = map[string]string{
 	"kubecause_endpoints_":                  "the endpoint checks (exporter/endpointcheck, --checks) are another collector, fed by Services and EndpointSlices, not by Events",
-	"kubecause_http_requests_refused_total": "the HTTP layer's refusals (exporter/web.Guard, registered by main): package web imports this one, so this test cannot build it; exporter/web's limit tests read it",
+	"kubecause_http_requests_refused_total": "the HTTP layer's refusals (exporter/pages.Guard, registered by main): package pages imports this one, so this test cannot build it; exporter/pages's limit tests read it",
 }
 
 // docRow is a metric row of a docs/metrics.md table: | `name` | type | labels | meaning |.

@@ -159,7 +159,7 @@ func (w withoutVolatile) Gather() ([]*dto.MetricFamily, error) {
 var buildTags = regexp.MustCompile(`(kubecause_build_info\{.*tags=")[^"]*(")`)
 
 // playScrape plays the script and returns the scrape, as the binary's registry serves it
-// (exporter/cmd/kubecause/main.go): build info, Go and process collectors (left out, see
+// (exporter/cmd/kubecause/serve.go): build info, Go and process collectors (left out, see
 // volatileFamilies), the engine and the cause table's collector.
 func playScrape(t *testing.T) []byte {
 	t.Helper()

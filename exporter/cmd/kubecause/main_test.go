@@ -1,22 +1,16 @@
 package main
 
 import (
-	"log/slog"
-	"math"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/kubecause/kubecause/exporter/events"
 )
 
 func TestRunRejectsBadConfiguration(t *testing.T) {
@@ -36,35 +30,6 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 func TestConfigCheckAcceptsValidConfiguration(t *testing.T) {
 	if code := run([]string{"--config.check", "--endpoint-checks.config=../../../examples/endpoint-checks.yaml"}); code != 0 {
 		t.Fatalf("--config.check on the shipped example = %d, want 0", code)
-	}
-}
-
-// The Go memory limit follows the container's limit at the chosen ratio, and a GOMEMLIMIT set by
-// the user wins.
-func TestMemoryLimitFollowsTheContainer(t *testing.T) {
-	prev := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
-	logger := slog.New(slog.DiscardHandler)
-
-	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		t.Skip("GOMEMLIMIT is set in the test's environment")
-	}
-	got := setMemoryLimit(0.9, memlimit.Limit(200<<20), logger)
-	if want := int64(0.9 * (200 << 20)); got != want || debug.SetMemoryLimit(-1) != want {
-		t.Fatalf("limit set %d (runtime: %d), want %d", got, debug.SetMemoryLimit(-1), want)
-	}
-
-	// No limit in the container (outside one, say): none is set, the runtime has none.
-	debug.SetMemoryLimit(prev)
-	noLimit := func() (uint64, error) { return 0, memlimit.ErrNoLimit }
-	if got := setMemoryLimit(0.9, noLimit, logger); got != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		t.Fatalf("without a container limit: limit set %d (runtime %d), want none", got, debug.SetMemoryLimit(-1))
-	}
-
-	debug.SetMemoryLimit(prev)
-	t.Setenv("GOMEMLIMIT", "64MiB")
-	if got := setMemoryLimit(0.9, memlimit.Limit(200<<20), logger); got != 0 || debug.SetMemoryLimit(-1) != prev {
-		t.Fatalf("with GOMEMLIMIT set: limit set %d (runtime %d), want none", got, debug.SetMemoryLimit(-1))
 	}
 }
 
@@ -118,7 +83,7 @@ func TestRunRejectsBadFlagValues(t *testing.T) {
 		}
 	}
 	// Flags of the run command do not concern explain.
-	if err := validateFlags(options{memLimitRatio: 0.9, runbookPattern: DefaultRunbookURLPattern, fieldSelector: "type=Warning"}, false); err != nil {
+	if err := validateFlags(options{memLimitRatio: 0.9, runbookPattern: DefaultRunbookURLPattern, events: events.Options{FieldSelector: "type=Warning"}}, false); err != nil {
 		t.Errorf("explain's flags refused: %v", err)
 	}
 }
@@ -283,38 +248,6 @@ func TestHealthListenAddressIsChecked(t *testing.T) {
 	} {
 		if code := run(append(good, "--config.check")); code != 0 {
 			t.Errorf("run(%q) = %d, want 0", good, code)
-		}
-	}
-}
-
-// TestHealthListenerServesOnlyHealth: the plain-HTTP health listener answers /healthz always,
-// /readyz once synced, and nothing else: no metrics, no landing page, no profiling.
-func TestHealthListenerServesOnlyHealth(t *testing.T) {
-	var synced atomic.Bool
-	srv := httptest.NewServer(healthMux(synced.Load))
-	t.Cleanup(srv.Close)
-	get := func(path string) int {
-		t.Helper()
-		resp, err := srv.Client().Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if code := get("/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz = %d, want 200", code)
-	}
-	if code := get("/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz before the initial list = %d, want 503", code)
-	}
-	synced.Store(true)
-	if code := get("/readyz"); code != http.StatusOK {
-		t.Errorf("/readyz once synced = %d, want 200", code)
-	}
-	for _, path := range []string{"/", "/metrics", "/debug/pprof/", "/healthz/x", "/readyz/", "/runbooks/", "/problems"} {
-		if code := get(path); code != http.StatusNotFound {
-			t.Errorf("%s on the health listener = %d, want 404", path, code)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/kubecause/kubecause/docs"
 	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/events"
-	kcweb "github.com/kubecause/kubecause/exporter/web"
+	"github.com/kubecause/kubecause/exporter/pages"
 )
 
 // externalURL validates --web.external-url and, when it is set and --runbook.url-pattern is
@@ -19,12 +19,12 @@ func externalURL(o *options) (prefix string, err error) {
 	if o.externalURL == "" {
 		return "", nil
 	}
-	u, prefix, err := kcweb.ParseExternalURL(o.externalURL)
+	u, prefix, err := pages.ParseExternalURL(o.externalURL)
 	if err != nil {
 		return "", fmt.Errorf("--web.external-url %q: %v", o.externalURL, err)
 	}
 	if !o.runbookPatternSet {
-		o.runbookPattern = kcweb.RunbookPattern(u)
+		o.runbookPattern = pages.RunbookPattern(u)
 	}
 	return prefix, nil
 }
@@ -33,12 +33,12 @@ func externalURL(o *options) (prefix string, err error) {
 // page's links to them.
 // At most maxInFlight page responses are served at once (refusals counted in guard).
 func registerPages(mux *http.ServeMux, prefix string, engine *events.Engine, table *causes.Table, pattern string,
-	guard *kcweb.Guard, maxInFlight int) []web.LandingLinks {
+	guard *pages.Guard, maxInFlight int) []web.LandingLinks {
 	runbooks := map[string]string{}
 	for _, c := range table.Causes() {
 		runbooks[c.Name] = causes.RunbookURL(pattern, c.Runbook)
 	}
-	kcweb.Register(mux, prefix, kcweb.NewRunbooks(docs.Runbooks), &kcweb.Problems{
+	pages.Register(mux, prefix, pages.NewRunbooks(docs.Runbooks), &pages.Problems{
 		Source:     engine.Problems,
 		RunbookURL: func(cause string) string { return runbooks[cause] },
 		Guard:      guard,

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/events"
-	kcweb "github.com/kubecause/kubecause/exporter/web"
+	"github.com/kubecause/kubecause/exporter/pages"
 )
 
 // explainRunbook runs `kubecause <flags> explain -o json -f <file>` on one kubelet Event whose
@@ -110,10 +110,10 @@ func TestProblemsShowWorkloadControllers(t *testing.T) {
 		}
 	}
 	mux := http.NewServeMux()
-	registerPages(mux, "", engine, causes.Default(), "/runbooks/%s", kcweb.NewGuard(), 8)
+	registerPages(mux, "", engine, causes.Default(), "/runbooks/%s", pages.NewGuard(), 8)
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/problems?format=json", nil))
-	var list kcweb.ProblemList
+	var list pages.ProblemList
 	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
 		t.Fatalf("/problems: %v\n%s", err, rec.Body.String())
 	}

@@ -1,7 +1,7 @@
-// Package web serves kubecause's own pages: the embedded runbooks (/runbooks/) and the live
+// Package pages serves kubecause's own pages: the embedded runbooks (/runbooks/) and the live
 // problems of the per-object view (/problems), as plain HTML without external resources and,
 // for the problems, as JSON.
-package web
+package pages
 
 import (
 	"bytes"
