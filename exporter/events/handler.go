@@ -52,7 +52,10 @@ func Handler(g prometheus.Gatherer, e *Engine, opts promhttp.HandlerOpts) http.H
 		if rec.status != 0 && rec.status != http.StatusOK {
 			return
 		}
-		var err error
+		err := rec.err
+		if err != nil {
+			panic(http.ErrAbortHandler) // see below
+		}
 		if names := r.URL.Query()["name[]"]; viewWanted(names) {
 			// The registry's part is bounded by the caps; the view's is what takes the CPU.
 			if err = sp.flush(); err == nil {
@@ -159,11 +162,15 @@ var gzipPool = sync.Pool{New: func() any {
 	return w
 }}
 
-// capture sends the inner handler's body to out (possibly gzip) and remembers its status.
+// capture sends the inner handler's body to out (possibly gzip) and remembers its status and
+// the first write error. After it, writes are dropped without an error: the scrape is aborted at
+// the end, and promhttp logs the one error rather than one per family left (gzip repeats its
+// first error to every later write).
 type capture struct {
 	http.ResponseWriter
 	out    io.Writer
 	status int
+	err    error
 }
 
 func (c *capture) WriteHeader(code int) {
@@ -176,4 +183,11 @@ func (c *capture) WriteHeader(code int) {
 	c.ResponseWriter.WriteHeader(code)
 }
 
-func (c *capture) Write(p []byte) (int, error) { return c.out.Write(p) }
+func (c *capture) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return len(p), nil
+	}
+	n, err := c.out.Write(p)
+	c.err = err
+	return n, err
+}

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	corev1 "k8s.io/api/core/v1"
@@ -249,5 +252,47 @@ func recreator(t *testing.T, h *harness, evs []*corev1.Event) func(i int) {
 		next++
 		h.add(ev)
 		evs[i] = ev
+	}
+}
+
+// TestFailedScrapeLogsOnce: a scraper that goes away (its timeout) while the registry's families
+// are sent is one error line, not one per family still to send (a hundred lines per scrape
+// aborted by a slow Prometheus).
+func TestFailedScrapeLogsOnce(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	for _, ev := range viewEvents(2 * viewChunk) {
+		h.add(ev)
+	}
+	var logged bytes.Buffer
+	opts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, ErrorLog: log.New(&logged, "", 0)}
+	// Enough families that the registry's part alone passes a spool's worth of text, compressed
+	// too (label values that do not compress).
+	reg := prometheus.NewPedanticRegistry()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range 400 {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: fmt.Sprintf("family_%d_total", i), Help: "A family."}, []string{"l"})
+		for range 12 {
+			c.WithLabelValues(fmt.Sprintf("%016x%016x%016x", rnd.Uint64(), rnd.Uint64(), rnd.Uint64())).Inc()
+		}
+		reg.MustRegister(c)
+	}
+	for _, gzip := range []bool{false, true} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if gzip {
+			req.Header.Set("Accept-Encoding", "gzip") // as Prometheus asks
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != http.ErrAbortHandler {
+					t.Errorf("gzip %v: a scrape whose writes fail ended with %v, want the http.ErrAbortHandler panic", gzip, r)
+				}
+			}()
+			Handler(prometheus.Gatherers{reg, h.reg}, h.e, opts).ServeHTTP(&failingResponse{header: http.Header{}}, req)
+		}()
+		if n := strings.Count(logged.String(), "\n"); n != 1 {
+			t.Errorf("gzip %v: a scrape whose client went away logged %d lines, want 1:\n%s", gzip, n, logged.String())
+		}
+		logged.Reset()
 	}
 }
