@@ -48,6 +48,10 @@
     // Longer than nodePressureFor: a node under pressure pages (and inhibits the evictions it
     // causes) before its evicted pods do; an eviction whose pressure cleared by itself pages alone.
     podEvictedFor: '15m',
+    // Evictions on a node whose pressure held nodePressureFor (so it paged) within this long are
+    // that page's detail: they do not page on their own when the pressure clears (their Events
+    // live the apiserver's --event-ttl, 1h by default).
+    evictionsExplainedFor: '1h',
     podUnschedulableFor: '15m',
     pvcProvisioningFailingFor: '15m',
     pvcPendingFor: '15m',

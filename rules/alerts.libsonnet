@@ -55,12 +55,16 @@ local lib = import 'lib.libsonnet';
                            lib.t(cfg, 'Containers fail to start or keep crashing.', '容器无法启动或反复崩溃。'),
                            lib.t(cfg, 'has a failing container', '有容器失败')),
           // Evicted pods that still exist and have terminated, per node and namespace: a node
-          // under pressure evicts many pods at once, one notification names the node.
+          // under pressure evicts many pods at once, one notification names the node. A node
+          // whose pressure paged (held nodePressureFor) in the last evictionsExplainedFor
+          // explains its evictions: they do not page again once the pressure clears.
           {
             alert: cats.eviction.alert,
             expr: |||
               count by (%(clusterLabel)s, node, namespace, cause) (%(failing)s{%(causes)s}) > 0
-            ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(cats.eviction.causes) }),
+              unless on (%(clusterLabel)s, node)
+              max_over_time(%(held)s[%(evictionsExplainedFor)s])
+            ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(cats.eviction.causes), held: lib.records.nodePressureHeld }),
             'for': cats.eviction['for'],
             labels: { severity: 'warning' },
             annotations: {

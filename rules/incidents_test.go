@@ -57,6 +57,14 @@ var incidentNotifications = map[string][]string{
 	"a claim that cannot be provisioned and the pod waiting for it: one notification": {
 		"16m firing namespace=db: KubecausePVCProvisioningFailing",
 	},
+	"incident: a node's memory pressure evicts pods of three workloads, then clears": {
+		"12m firing node=n5: KubecauseNodePressure",
+		"30m resolved node=n5: KubecauseNodePressure",
+	},
+	"a node's memory pressure that clears by itself in minutes: its evictions page alone": {
+		"20m firing node=n5: KubecausePodEvicted",
+		"1h10m resolved node=n5: KubecausePodEvicted",
+	},
 	"a CronJob whose runs fail is one workload": {
 		"11m firing namespace=ops,workload=backup,workload_type=CronJob: KubecausePodImagePullFailing",
 	},

@@ -85,6 +85,9 @@
     workloadEvents: 'namespace_object_cause:kubecause_workload_events:max',
     workloadOwned: 'namespace_object_cause:kubecause_workload_owned:max',
     workloadFailing: 'namespace_workload_cause:kubecause_workload_failing:max',
+    // Nodes whose disk, memory or PID pressure has held for nodePressureFor: value 1, no series
+    // otherwise (the evictions such a pressure explains).
+    nodePressureHeld: 'cluster_node:kubecause_node_pressure_held:max',
   },
   podWorkloadRecord:: $.records.podWorkload,
 

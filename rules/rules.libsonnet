@@ -294,6 +294,14 @@ local lib = import 'lib.libsonnet';
             ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload },
           },
           {
+            // Nodes whose pressure held for nodePressureFor, as KubecauseNodePressure needs to
+            // fire: the evictions on them are its detail (KubecausePodEvicted).
+            record: rec.nodePressureHeld,
+            expr: |||
+              max by (%(cl)s, node) (%(held)s) == 1
+            ||| % { cl: cl, held: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"', 'min_over_time', cfg.nodePressureFor) },
+          },
+          {
             // Workloads failing per platform cause and shared target: the incident's measure.
             // Causes whose target is a node (the cause table's `target: node`) also get the
             // `node` label, so that the node's own alerts and the incident can inhibit each other.
