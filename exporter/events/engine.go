@@ -104,6 +104,9 @@ type Engine struct {
 	results    []classified
 	resultIdx  map[classified]uint16
 	seed       maphash.Seed
+	// restoring is the snapshot restored at start (snapshot.go), until every source has read
+	// its first list.
+	restoring *restoreState
 }
 
 type classification struct{ cause, rule string }
@@ -357,7 +360,8 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	if known && t.count == n {
 		return observed{key: k, state: true} // resync or a change that is no new occurrence
 	}
-	var delta int32 // Events of the first list are a baseline: 0
+	var delta int32     // Events of the first list are a baseline: 0
+	fromBefore := false // known from the snapshot of the process before a restart
 	switch {
 	case known && !baseline:
 		delta = max(n-t.count, 0) // counts never go down; remember the new value and go on
@@ -368,6 +372,12 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 		}
 		if watching {
 			e.sources[src].created++
+		}
+		if s := e.sources[src]; s.restored {
+			var handled bool
+			if delta, handled, fromBefore = e.fromSnapshot(s, k, t.name, ev, n); handled {
+				break
+			}
 		}
 		delta = 1
 		if ts, ok := e.tombs[t.name]; ok {
@@ -410,7 +420,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	}
 	switch change {
 	case viewBorn:
-		if !baseline && !retarget {
+		if !baseline && !retarget && !fromBefore {
 			e.m.affect(key)
 		}
 	case viewRefused:
@@ -508,6 +518,8 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	src, first := s.idx, !s.synced
+	// A source restored from a snapshot diffs its first list against it (snapshot.go).
+	baseline := first && !s.restored
 	e.m.opRelist.Inc()
 	now := e.cfg.Now().Unix()
 	if !first {
@@ -539,7 +551,7 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 			}
 			continue
 		}
-		if o := e.observe(src, obj, first, false); o.state {
+		if o := e.observe(src, obj, baseline, false); o.state {
 			mark(o.key)
 		}
 	}
@@ -556,6 +568,9 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 			"event_ttl", time.Duration(e.eventTTL())*time.Second, "estimated_lost", est)
 	}
 	s.synced = true
+	if s.restored {
+		e.endRestore(s)
+	}
 	e.touch(src)
 	if e.syncedLocked() {
 		e.m.synced.Set(1)
@@ -592,7 +607,7 @@ func (e *Engine) eventTTL() int64 {
 func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	o := e.observe(s.idx, ev, !s.synced, false)
+	o := e.observe(s.idx, ev, !s.synced && !s.restored, false)
 	return o.key, o.state
 }
 

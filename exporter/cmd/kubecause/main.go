@@ -74,6 +74,9 @@ type options struct {
 	maxPageRequests int      // --web.max-page-requests
 	healthAddress   string   // --web.health-listen-address
 	listenAddresses []string // --web.listen-address
+	// --events.snapshot-file and --events.snapshot-interval (exporter/events/snapshot.go).
+	snapshotFile     string
+	snapshotInterval time.Duration
 
 	// --web.external-url, its path, and whether --runbook.url-pattern was given (pages.go).
 	externalURL       string
@@ -119,6 +122,8 @@ func run(args []string) int {
 	serve.Flag("events.max-series", "Cap on label sets of kubecause_events_total and kubecause_objects_affected_total.").Default("10000").IntVar(&o.maxSeries)
 	serve.Flag("object-view.max-series", "Cap on series of the per-object view (kubecause_object_events).").Default("10000").IntVar(&o.maxObjectSeries)
 	serve.Flag("object-view.max-targets", "Cap on distinct values of the target label of the per-object view; past it, target=\"_overflow\".").Default("1000").IntVar(&o.maxTargets)
+	serve.Flag("events.snapshot-file", "File in which to keep the counting state (each live Event's last counted count, the counters) across restarts, so that occurrences while kubecause is away are counted (docs/metrics.md); on a volume that survives a container restart (the chart's emptyDir). Default: none, a restart takes the live Events as a baseline.").PlaceHolder("PATH").StringVar(&o.snapshotFile)
+	serve.Flag("events.snapshot-interval", "How often to write --events.snapshot-file (and at SIGTERM).").Default("30s").DurationVar(&o.snapshotInterval)
 	serve.Flag("endpoint-checks.config", "Endpoint check configuration (docs/istiod-remote.md); default: discover the istiod-remote layout.").StringVar(&o.checksFile)
 	serve.Flag("endpoint-checks.enabled", "Run endpoint checks.").Default("true").BoolVar(&o.checksEnabled)
 	serve.Flag("config.check", "Validate the configuration files and exit.").BoolVar(&o.configCheck)
@@ -216,6 +221,9 @@ func validateFlags(o options, serving bool) error {
 		}
 		if o.maxTargets < 1 {
 			fail("--object-view.max-targets must be at least 1, not %d", o.maxTargets)
+		}
+		if o.snapshotInterval < time.Second {
+			fail("--events.snapshot-interval must be at least 1s, not %s", o.snapshotInterval)
 		}
 		if o.healthAddress != "" {
 			if err := healthAddress(o.healthAddress, o.listenAddresses); err != nil {
@@ -413,7 +421,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			return 1
 		}
 	}
-	client, _, err := kube.ClientFor(o.kube)
+	client, restCfg, err := kube.ClientFor(o.kube)
 	if err != nil {
 		logger.Error("cannot configure the Kubernetes client", "err", err)
 		return 1
@@ -442,6 +450,8 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			}()
 		},
 	})
+	// Restored before the sources start; written every interval and at SIGTERM.
+	snapshots := events.OpenSnapshots(engine, o.snapshotFile, events.SnapshotIdentity(restCfg.Host), o.snapshotInterval, logger)
 	setGCPercent()
 	if o.memLimit {
 		setMemoryLimit(o.memLimitRatio, memlimit.FromCgroup, logger)
@@ -469,6 +479,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			go src.Watch(ctx, client, ns, sel, logger)
 		}
 	}
+	go snapshots.Run(ctx)
 	if o.checksEnabled {
 		if err := startChecks(ctx, checks, client, o.kube.UserAgent, reg, logger); err != nil {
 			logger.Error("cannot start endpoint checks", "err", err)
@@ -542,6 +553,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		if health != nil {
 			_ = health.Shutdown(sctx)
 		}
+		snapshots.Wait(10 * time.Second)
 	}
 	return 0
 }
