@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"os"
@@ -387,4 +388,48 @@ func FuzzSnapshotDecode(f *testing.F) {
 			t.Fatalf("accepted bytes that do not encode back")
 		}
 	})
+}
+
+// BenchmarkSnapshot measures a snapshot of n live Events (created while watching, so the counters
+// have their series): its size per Event, the time to take and write it (the engine's lock is held
+// only while it is taken), and the time to read, check and restore it at start
+// (docs/performance.md).
+func BenchmarkSnapshot(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		e := benchEngine()
+		src := e.NewSource("all")
+		_ = src.Replace(nil, "1")
+		for _, ev := range liveEvents(n, 4) {
+			_ = src.Add(ev)
+		}
+		path := filepath.Join(b.TempDir(), "events.snapshot")
+		snaps := &Snapshots{e: e, path: path, identity: testIdentity}
+		b.Run(fmt.Sprintf("events=%d/take", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				e.mu.Lock()
+				_ = e.takeSnapshot(testIdentity)
+				e.mu.Unlock()
+			}
+		})
+		b.Run(fmt.Sprintf("events=%d/write", n), func(b *testing.B) {
+			var size int
+			for i := 0; i < b.N; i++ {
+				var err error
+				if size, err = snaps.Write(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(size), "bytes")
+			b.ReportMetric(float64(size)/float64(n), "bytes/event")
+		})
+		b.Run(fmt.Sprintf("events=%d/restore", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				e2 := New(Config{Classifier: testTable{}, MaxSeries: 1 << 20, MaxObjectSeries: 1 << 20})
+				s := OpenSnapshots(e2, path, testIdentity, time.Minute, nil)
+				if s == nil || e2.restoring == nil || len(e2.restoring.events) != n {
+					b.Fatal("not restored")
+				}
+			}
+		})
+	}
 }
