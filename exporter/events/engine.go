@@ -418,9 +418,15 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	if over {
 		e.m.targetOverflow()
 	}
+	if e.restoring != nil && e.sources[src].restored {
+		e.restoredView(i, change == viewBorn && !baseline && !retarget, fromBefore)
+		if change == viewBorn {
+			change = viewSame // whether the object is newly affected is decided when the restore ends
+		}
+	}
 	switch change {
 	case viewBorn:
-		if !baseline && !retarget && !fromBefore {
+		if !baseline && !retarget {
 			e.m.affect(key)
 		}
 	case viewRefused:

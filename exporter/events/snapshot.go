@@ -427,6 +427,10 @@ type restoreState struct {
 	events  map[uidKey]restoredEvent
 	names   map[uint64]uidKey // name hash → UID of the snapshot's Events, for re-creations
 	pending map[string]pendingSource
+	// born: view entries born in a first list diffed against the snapshot, and whether they are
+	// newly affected objects: true while only Events created after the snapshot are in them, false
+	// once one the snapshot knew joins (whatever the order of the list).
+	born map[viewKey]bool
 }
 
 // checkSnapshot says whether s can be used now by this process.
@@ -464,6 +468,7 @@ func (e *Engine) restore(s *snapshot) {
 		events:  make(map[uidKey]restoredEvent, len(s.events)),
 		names:   make(map[uint64]uidKey, len(s.events)),
 		pending: make(map[string]pendingSource, len(s.sources)),
+		born:    map[viewKey]bool{},
 	}
 	for i, src := range s.sources {
 		rs.pending[src.name] = pendingSource{idx: uint16(i), contact: src.contact}
@@ -567,6 +572,24 @@ func (e *Engine) fromSnapshot(s *Source, k uidKey, name uint64, ev *corev1.Event
 	return 0, false, false
 }
 
+// restoredView records what an Event of a first list diffed against the snapshot did to view
+// slot i: born, an entry was born for an Event new since the snapshot; fromBefore, the Event was
+// known to the snapshot. Called with e.mu held.
+func (e *Engine) restoredView(i int32, born, fromBefore bool) {
+	if i < 0 {
+		return
+	}
+	k := e.view.entries[i].key
+	switch {
+	case fromBefore:
+		if _, ok := e.restoring.born[k]; ok {
+			e.restoring.born[k] = false
+		}
+	case born:
+		e.restoring.born[k] = true
+	}
+}
+
 // endRestore ends the first list of a restored source: the snapshot's Events of its scope that the
 // list did not show expired (or were deleted) while kubecause was away; they become tombstones, so
 // that a re-creation is counted exactly. Called with e.mu held.
@@ -586,6 +609,13 @@ func (e *Engine) endRestore(s *Source) {
 	}
 	e.pruneTombs(now)
 	if e.syncedLocked() {
+		// Objects that began to show a cause while kubecause was away: entries born for Events
+		// created since the snapshot that no Event the snapshot knew joined.
+		for k, fresh := range rs.born {
+			if fresh {
+				e.m.affect(k)
+			}
+		}
 		e.restoring = nil // scopes of the snapshot no source took up are dropped
 	}
 }

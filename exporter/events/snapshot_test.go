@@ -25,6 +25,7 @@ const (
 	uidE         = "4d5e6f70-8192-4dbe-8f30-b4c5d6e7f809"
 	uidF         = "5e6f7081-92a3-4ecf-9041-c5d6e7f8091a"
 	uidG         = "6f708192-a3b4-4fd0-a152-d6e7f8091a2b"
+	uidH         = "708192a3-b4c5-4de1-b263-e7f8091a2b3c"
 )
 
 // at is a kubelet Event whose first occurrence is at first and latest at last.
@@ -56,12 +57,12 @@ func (h *harness) restores(result string) float64 {
 // values and add every occurrence since, so they equal the Events' own counts — the occurrences
 // after the snapshot counted once, the downtime's included — in every way a list can show them.
 func TestSnapshotCountsTheDowntime(t *testing.T) {
-	for _, streamed := range []bool{false, true} {
-		name := "paged"
-		if streamed {
-			name = "streamed"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		streamed, reversed bool
+	}{{"paged", false, false}, {"streamed", true, false}, {"paged/reversed", false, true}, {"streamed/reversed", true, true}} {
+		streamed := tc.streamed
+		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "events.snapshot")
 			first := newHarness(t)
 			first.sync(at(kubeletEvent(uidD, "pod.d", 9, "FailedMount", msgS1), t0.Add(-30*time.Minute), t0.Add(-20*time.Minute)))
@@ -97,6 +98,16 @@ func TestSnapshotCountsTheDowntime(t *testing.T) {
 				at(kubeletEvent(uidD, "pod.d", 11, "FailedMount", msgS1), t0.Add(-30*time.Minute), back),
 				// Older than the snapshot and not in it: a baseline (no replay of old history).
 				at(kubeletEvent(uidG, "pod.g", 5, "FailedMount", msgS1), t0.Add(-40*time.Minute), t0.Add(-40*time.Minute)),
+				// Another pod that began to fail while kubecause was away: 2 occurrences, a newly
+				// affected object.
+				func() *corev1.Event {
+					ev := at(kubeletEvent(uidH, "web-1.h", 2, "FailedMount", msgS1), back.Add(-2*time.Minute), back)
+					ev.InvolvedObject.Name = "web-1"
+					return ev
+				}(),
+			}
+			if tc.reversed { // pod.c, created while away, before the Events of its pod the snapshot knew
+				list = append([]interface{}{list[3]}, append(list[:3:3], list[4:]...)...)
 			}
 			if streamed {
 				second.streamList(list...)
@@ -104,26 +115,29 @@ func TestSnapshotCountsTheDowntime(t *testing.T) {
 				second.sync(list...)
 			}
 			// configmap_not_found: the 3 of the snapshot, then pod.a 3 → 8, pod.c 3 (created while
-			// away), pod.d 9 → 11 (a baseline of the first process, in the snapshot with its count):
-			// 13, the occurrences since the first start. pod.g adds nothing.
-			second.expect("configmap_not_found", 13)
+			// away), pod.d 9 → 11 (a baseline of the first process, in the snapshot with its count),
+			// web-1.h 2: 15, the occurrences since the first start. pod.g adds nothing.
+			second.expect("configmap_not_found", 15)
 			second.expect("unknown", 1)
 			// pod.e: 4 counted before, re-created with 6: 2 more.
 			second.expect("disk_full", 6)
-			// No object counted as newly affected again for a problem the first process counted.
-			if got, want := second.sum("kubecause_objects_affected_total"), first.sum("kubecause_objects_affected_total"); got != want || want == 0 {
-				t.Fatalf("objects_affected = %v after the restore, want %v (the first process's)", got, want)
+			// No object counted as newly affected again for a problem the first process counted,
+			// whichever of its Events the list shows first (pod.c, created while away, is about the
+			// same pod and cause as pod.a).
+			// web-1 is one newly affected object.
+			if got, want := second.sum("kubecause_objects_affected_total"), first.sum("kubecause_objects_affected_total")+1; got != want || want == 1 {
+				t.Fatalf("objects_affected = %v after the restore, want %v (the first process's and web-1)", got, want)
 			}
 			// The rule counters go on too, and the view is rebuilt from the list.
-			if got := second.value("kubecause_rule_hits_total", map[string]string{"rule": "volume.configmap_not_found"}); got != 13 {
-				t.Fatalf("rule hits = %v, want 13", got)
+			if got := second.value("kubecause_rule_hits_total", map[string]string{"rule": "volume.configmap_not_found"}); got != 15 {
+				t.Fatalf("rule hits = %v, want 15", got)
 			}
-			if got := second.value("kubecause_object_events", map[string]string{"reason": "FailedMount", "cause": "configmap_not_found"}); got != 8+3+11+5 {
+			if got := second.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0", "reason": "FailedMount", "cause": "configmap_not_found"}); got != 8+3+11+5 {
 				t.Fatalf("object view = %v, want the live counts 8+3+11+5", got)
 			}
 			// And counting goes on as usual.
 			second.update(kubeletEvent(uidA, "pod.a", 9, "FailedMount", msgS1))
-			second.expect("configmap_not_found", 14)
+			second.expect("configmap_not_found", 16)
 			if second.e.restoring != nil {
 				t.Fatal("the restore state is kept after the first list")
 			}
