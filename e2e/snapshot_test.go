@@ -121,7 +121,8 @@ func namespaceTotal(t *testing.T, k *framework.Kubecause, ns string) float64 {
 // again, then stopped (SIGTERM) and started again. Each time it comes back, its counter goes on
 // from where it was (no reset), and once the writes end kubecause_events_total equals the
 // apiserver's own counts — every occurrence since kubecause first started, the downtimes' included,
-// none twice. Without the snapshot, the counter would restart from 0 and miss the downtimes.
+// none twice. Without the snapshot, the counter would restart from 0 and miss the downtimes. A
+// second replica with its own snapshot file runs throughout and ends with the same count.
 func TestRestartWithSnapshotCountsTheDowntime(t *testing.T) {
 	ctx := testContext(t)
 	cluster, dir, bins := startCluster(t)
@@ -133,6 +134,11 @@ func TestRestartWithSnapshotCountsTheDowntime(t *testing.T) {
 	check(t, err)
 	t.Cleanup(func() { _ = k.Stop() })
 	waitKubecauseValue(t, k, "kubecause_snapshot_restores_total", map[string]string{"result": "missing"}, 1)
+	// A second replica with its own file (its own emptyDir) runs throughout.
+	other, err := framework.StartKubecause(bins.Kubecause, cluster.KubeconfigPath, dir, "kubecause-1",
+		"--events.namespace="+ns, "--events.snapshot-file="+filepath.Join(dir, "events-1.snapshot"), "--events.snapshot-interval=1s")
+	check(t, err)
+	t.Cleanup(func() { _ = other.Stop() })
 
 	w := startEventWriter(ctx, cluster, ns)
 	stopped := false
@@ -193,6 +199,9 @@ func TestRestartWithSnapshotCountsTheDowntime(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubecause_events_total{namespace=%q} = %g, the apiserver's Events count %g occurrences", ns, got, want)
 	}
+	// The replica that ran throughout counts the same, on its own (each replica's series is exact;
+	// the restarted one did not read the other's snapshot).
+	waitKubecauseValue(t, other, "kubecause_events_total", map[string]string{"namespace": ns}, want)
 	// Nothing more arrives later (nothing counted twice by a late notification).
 	written, _ := kubecauseValue(t, k, "kubecause_snapshot_writes_total", map[string]string{"result": "written"})
 	check(t, framework.Poll(ctx, metricTimeout, func() (bool, error) {
