@@ -684,17 +684,25 @@ func (s *Snapshots) restore() {
 
 // readSnapshotFile reads and decodes the file; errors are *snapshotError when the result is known.
 func readSnapshotFile(path string) (*snapshot, error) {
-	f, err := os.Open(path)
+	// Stat first: opening a FIFO put at the path would block the start.
+	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &snapshotError{RestoreMissing, err}
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > maxSnapshotBytes {
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	if st.Size() > maxSnapshotBytes {
 		return nil, &snapshotError{RestoreTooLarge, fmt.Errorf("%d bytes, more than %d", st.Size(), maxSnapshotBytes)}
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxSnapshotBytes+1))
 	if err != nil {
 		return nil, err

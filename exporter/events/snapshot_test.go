@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"syscall"
 	"testing"
 	"time"
 
@@ -187,6 +188,7 @@ func TestSnapshotNotUsed(t *testing.T) {
 		result   string
 	}{
 		{"too old", nil, testIdentity, time.Hour + time.Minute, RestoreTooOld},
+		{"written in the future", nil, testIdentity, -10 * time.Minute, RestoreCorrupt},
 		{"other pod", nil, "kubecause-6d9f7c5b8-m7r2p https://10.96.0.1:443", time.Minute, RestoreForeign},
 		{"missing", func(p string) { _ = os.Remove(p) }, testIdentity, time.Minute, RestoreMissing},
 		{"truncated", func(p string) { writeFile(t, p, good[:len(good)-7]) }, testIdentity, time.Minute, RestoreCorrupt},
@@ -205,6 +207,7 @@ func TestSnapshotNotUsed(t *testing.T) {
 			}
 		}, testIdentity, time.Minute, RestoreTooLarge},
 		{"a directory", func(p string) { _ = os.Remove(p); _ = os.Mkdir(p, 0o700) }, testIdentity, time.Minute, RestoreUnreadable},
+		{"a FIFO", func(p string) { _ = os.Remove(p); mkfifo(t, p) }, testIdentity, time.Minute, RestoreUnreadable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "events.snapshot")
@@ -238,6 +241,13 @@ func (h *harness) sum(name string) float64 {
 		}
 	}
 	return v
+}
+
+func mkfifo(t *testing.T, p string) {
+	t.Helper()
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
 }
 
 func writeFile(t *testing.T, p string, b []byte) {
