@@ -457,3 +457,69 @@ func BenchmarkSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// TestSnapshotScopesFollowTheConfiguration: each watch scope goes on from its own part of the
+// snapshot; a scope new to the configuration starts with a baseline, and a scope no longer watched
+// is dropped once every scope has read its first list.
+func TestSnapshotScopesFollowTheConfiguration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	now := t0
+	clock := func() time.Time { return now }
+	first := New(Config{Classifier: testTable{}, Now: clock, NormalReasons: []string{"BackOff"}})
+	snaps := OpenSnapshots(first, path, testIdentity, time.Minute, nil)
+	warning, backoff := first.NewSource("type=Warning"), first.NewSource("type=Normal,reason=BackOff")
+	_ = warning.Replace(nil, "1")
+	_ = backoff.Replace(nil, "1")
+	_ = warning.Add(kubeletEvent(uidA, "pod.a", 2, "FailedMount", msgS1))
+	back := normalEvent(uidB, "pod.b", 3, "BackOff", "Back-off restarting failed container")
+	_ = backoff.Add(back)
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+
+	now = t0.Add(time.Minute)
+	second := New(Config{Classifier: testTable{}, Now: clock, NormalReasons: []string{"SandboxChanged"}})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(second.Collectors()...)
+	OpenSnapshots(second, path, testIdentity, time.Minute, nil)
+	warning2, sandbox := second.NewSource("type=Warning"), second.NewSource("type=Normal,reason=SandboxChanged")
+	changed := normalEvent(uidC, "pod.c", 4, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+	_ = sandbox.Replace([]interface{}{changed}, "1")
+	if second.restoring == nil {
+		t.Fatal("restore state dropped before every scope read its first list")
+	}
+	_ = warning2.Replace([]interface{}{kubeletEvent(uidA, "pod.a", 5, "FailedMount", msgS1)}, "1")
+	if second.restoring != nil {
+		t.Fatal("restore state kept after every scope read its first list")
+	}
+	got := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "kubecause_events_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					got[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	// FailedMount 2 + 3; BackOff's counter goes on (no longer watched: nothing more); the
+	// SandboxChanged Event, in a scope new to this process, is a baseline.
+	want := map[string]float64{"FailedMount": 5, "BackOff": 3}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("kubecause_events_total by reason = %v, want %v", got, want)
+	}
+}
+
+// normalEvent is a Normal kubelet Event.
+func normalEvent(uid, name string, count int32, reason, message string) *corev1.Event {
+	ev := kubeletEvent(uid, name, count, reason, message)
+	ev.Type = corev1.EventTypeNormal
+	return ev
+}
