@@ -10,7 +10,10 @@
 //     same name it adds exactly the occurrences since; if its first occurrence is no older than the
 //     last contact with the apiserver (created while the watch was cut), its whole count;
 //   - a series appearing (no series → series.count 2) adds 1;
-//   - Events present in the first list are a baseline and add nothing (a restart does not jump);
+//   - Events present in the first list are a baseline and add nothing (a restart does not jump) —
+//     unless a snapshot of the previous process was restored (snapshot.go): then the counters go on
+//     from it and the first list is diffed against it, the occurrences while kubecause was away
+//     included;
 //   - a relist (watch expired, apiserver restart) is diffed against what is remembered; an Event
 //     first seen in it whose first occurrence is no older than the source's last contact with the
 //     apiserver adds its whole count (it was created in the gap);
