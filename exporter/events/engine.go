@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -110,6 +111,8 @@ type Engine struct {
 	// restoring is the snapshot restored at start (snapshot.go), until every source has read
 	// its first list.
 	restoring *restoreState
+	// restoringCounters hides the restored counters from scrapes until the restore ends.
+	restoringCounters atomic.Bool
 }
 
 type classification struct{ cause, rule string }

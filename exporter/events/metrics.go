@@ -289,9 +289,11 @@ func (m *metrics) viewRefused() { m.viewDrops.Inc() }
 // Collectors returns every collector of the engine, for registration.
 func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.m
+	// The counters a snapshot restores are hidden while it is being restored (snapshot.go).
+	g := func(c prometheus.Collector) prometheus.Collector { return gated{c, &e.restoringCounters} }
 	return []prometheus.Collector{
-		m.events, m.affected, m.ruleHits,
-		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.gapLost, m.watchErrors, m.watchUp,
+		g(m.events), g(m.affected), g(m.ruleHits),
+		m.notifications, m.processed, g(m.unclassified), m.invalid, m.relists, g(m.possiblyLost), g(m.gapLost), m.watchErrors, m.watchUp,
 		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced, m.restores, m.snapshotWrites,
 		unclassifiedCollector{m.templates},
 	}

@@ -35,9 +35,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 
@@ -478,6 +480,7 @@ func (e *Engine) restore(s *snapshot) {
 		rs.names[ev.name] = ev.uid
 	}
 	e.restoring = rs
+	e.restoringCounters.Store(true)
 	now := e.cfg.Now().Unix()
 	for _, t := range s.tombs {
 		if t.expires > now && len(e.tombs) < e.cfg.MaxTombstones {
@@ -617,6 +620,24 @@ func (e *Engine) endRestore(s *Source) {
 			}
 		}
 		e.restoring = nil // scopes of the snapshot no source took up are dropped
+		e.restoringCounters.Store(false)
+	}
+}
+
+// gated hides a counter family from scrapes while hidden is set: while the first lists are diffed
+// against a restored snapshot. The old process may have counted past its last snapshot (a SIGKILL)
+// and been scraped, so the restored values, and any value until the diff is complete, can be lower
+// than the last one Prometheus has: a decrease it would take for a counter reset, and count the
+// whole value again. Absent, the series are as during the scrapes missed while kubecause was down,
+// and they come back no lower than they were.
+type gated struct {
+	prometheus.Collector
+	hidden *atomic.Bool
+}
+
+func (g gated) Collect(ch chan<- prometheus.Metric) {
+	if !g.hidden.Load() {
+		g.Collector.Collect(ch)
 	}
 }
 
