@@ -267,3 +267,44 @@ func TestUnusableSnapshotIsAFreshStart(t *testing.T) {
 		t.Logf("%s snapshot (%d bytes): a fresh start counted in kubecause_snapshot_restores_total{result=\"corrupt\"}; the Event's next occurrence counts 1", tc.name, len(tc.file([]byte(good))))
 	}
 }
+
+// TestSnapshotPrometheusSeesOneCounter: what a user's queries see. Prometheus scrapes kubecause
+// every second while the kubelet writes Events and kubecause is killed (SIGKILL) and started again
+// with its snapshot: Prometheus records no counter reset (resets() is 0, where a restart without
+// the snapshot shows one), and the counter it holds at the end equals the apiserver's counts.
+func TestSnapshotPrometheusSeesOneCounter(t *testing.T) {
+	ctx := testContext(t)
+	const ns = "apps"
+	snap := filepath.Join(t.TempDir(), "events.snapshot")
+	s := startStack(t, framework.StackOptions{Namespaces: []string{ns},
+		KubecauseArgs: []string{"--events.namespace=" + ns, "--events.snapshot-file=" + snap, "--events.snapshot-interval=1s"}})
+	k := s.Kubecause[0]
+	w := startEventWriter(ctx, s.Cluster, ns)
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			close(w.stop)
+			<-w.done
+		}
+	})
+	total := fmt.Sprintf(`sum(kubecause_events_total{namespace=%q})`, ns)
+	// Prometheus has the counter of the first process, then it is killed between two snapshots.
+	if _, err := s.Prometheus.API.WaitFor(ctx, total, metricTimeout, func(v framework.Vector) bool { return len(v) == 1 && v[0].Value >= 50 }); err != nil {
+		t.Fatal(err)
+	}
+	waitScrapes(t, s, "kubecause", 3)
+	before := namespaceTotal(t, k, ns)
+	k.Kill()
+	w.waitWrites(t, 100)
+	check(t, k.Restart())
+	waitScrapes(t, s, "kubecause", 3)
+	w.waitWrites(t, 40)
+	w.finish(t)
+	stopped = true
+	want, events := apiserverOccurrences(t, s.Cluster, ns)
+	promValue(t, s, total, want)
+	resets := fmt.Sprintf(`sum(resets(kubecause_events_total{namespace=%q}[1h]))`, ns)
+	promValue(t, s, resets, 0)
+	t.Logf("SIGKILL at %g counted: Prometheus holds %s = %g = the counts of the apiserver's %d Events, and %s = 0",
+		before, total, want, events, resets)
+}
