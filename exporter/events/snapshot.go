@@ -62,9 +62,11 @@ const (
 	// (exporter/labels), a watch scope's name a namespace and a field selector.
 	maxSnapshotString = 4096
 	// snapshotClockSlack is how much earlier than a scope's last contact an Event not in the
-	// snapshot may have begun and still count as created after it: its notification may have been
-	// on the way when the snapshot was taken (and recorders' clocks differ from kubecause's).
-	snapshotClockSlack = 2
+	// snapshot may have begun and still count as created after it, in seconds: its notification
+	// may have been on the way behind others when the snapshot was taken (a watch lagging under
+	// load), and recorders' clocks differ from kubecause's. An Event not in the snapshot that began
+	// that shortly before has no other reason to be missing from it (the cap of Events aside).
+	snapshotClockSlack = 30
 )
 
 // Results of a restore: the values of kubecause_snapshot_restores_total's result label.
@@ -546,8 +548,8 @@ func (e *Engine) takeUp(s *Source) {
 
 // fromSnapshot decides the occurrences of an Event new to this process, seen in the first list of
 // a source restored from a snapshot. handled is false when the engine's own rules apply (the Event
-// was created after the snapshot's last contact, or re-creates one of the tombstones); old is true
-// when the Event was already there before the restart (no newly affected object).
+// re-creates one of the tombstones); old is true when the Event was already there before the
+// restart (no newly affected object).
 // Called with e.mu held.
 func (e *Engine) fromSnapshot(s *Source, k uidKey, name uint64, ev *corev1.Event, n int32) (delta int32, handled, old bool) {
 	rs := e.restoring
@@ -572,7 +574,7 @@ func (e *Engine) fromSnapshot(s *Source, k uidKey, name uint64, ev *corev1.Event
 	if firstTime(ev)+snapshotClockSlack < s.contact {
 		return 0, true, true // there before the snapshot without being in it: a baseline
 	}
-	return 0, false, false
+	return n, true, false // created after the snapshot's last contact, or on its way then: all of it
 }
 
 // restoredView records what an Event of a first list diffed against the snapshot did to view
