@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -254,5 +255,43 @@ func TestHealthPort(t *testing.T) {
 
 	if _, err := HelmTemplate("monitoring", "--set", "web.healthPort=9737"); err == nil {
 		t.Errorf("web.healthPort equal to web.port was accepted")
+	}
+}
+
+// The snapshot of the counting state (--events.snapshot-file) is on an emptyDir of its own, which
+// survives a restart of the container (not of the pod: each pod, each replica, has its own), in
+// every installation; events.snapshot.enabled=false leaves both the flag and the volume out.
+func TestSnapshotOnAnEmptyDir(t *testing.T) {
+	for _, r := range renderings(t) {
+		d := deployment(t, r.Objects)
+		c := d.Spec.Template.Spec.Containers[0]
+		var file string
+		for _, a := range c.Args {
+			if v, ok := strings.CutPrefix(a, "--events.snapshot-file="); ok {
+				file = v
+			}
+		}
+		if file == "" || !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--events.snapshot-interval=") }) {
+			t.Errorf("%s: args %v: want --events.snapshot-file and --events.snapshot-interval", r.Name, c.Args)
+			continue
+		}
+		i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == path.Dir(file) && !m.ReadOnly })
+		if i < 0 {
+			t.Errorf("%s: nothing writable is mounted at %s, the directory of %s", r.Name, path.Dir(file), file)
+			continue
+		}
+		v := slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[i].Name })
+		if v < 0 || d.Spec.Template.Spec.Volumes[v].EmptyDir == nil || d.Spec.Template.Spec.Volumes[v].EmptyDir.SizeLimit == nil {
+			t.Errorf("%s: the snapshot's volume %s is not an emptyDir with a size limit", r.Name, c.VolumeMounts[i].Name)
+		}
+	}
+	objs, err := HelmTemplate("monitoring", "--set", "events.snapshot.enabled=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := deployment(t, objs)
+	if slices.ContainsFunc(d.Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--events.snapshot") }) ||
+		slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "state" }) {
+		t.Errorf("events.snapshot.enabled=false: args %v, volumes %v", d.Spec.Template.Spec.Containers[0].Args, d.Spec.Template.Spec.Volumes)
 	}
 }

@@ -355,6 +355,9 @@ func TestDeployInstallRun(t *testing.T) {
 					case strings.HasPrefix(s, "--web.health-listen-address="):
 						healthAddr = must[string](t)(framework.FreeAddr())
 						args = append(args, "--web.health-listen-address="+healthAddr)
+					case strings.HasPrefix(s, "--events.snapshot-file="):
+						// The pod's emptyDir: a file of the test's own directory.
+						args = append(args, "--events.snapshot-file="+filepath.Join(t.TempDir(), "events.snapshot"))
 					case !strings.HasPrefix(s, "--web.listen-address=") && !strings.HasPrefix(s, "--log.level="):
 						args = append(args, s)
 					}

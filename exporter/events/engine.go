@@ -10,7 +10,10 @@
 //     same name it adds exactly the occurrences since; if its first occurrence is no older than the
 //     last contact with the apiserver (created while the watch was cut), its whole count;
 //   - a series appearing (no series → series.count 2) adds 1;
-//   - Events present in the first list are a baseline and add nothing (a restart does not jump);
+//   - Events present in the first list are a baseline and add nothing (a restart does not jump) —
+//     unless a snapshot of the previous process was restored (snapshot.go): then the counters go on
+//     from it and the first list is diffed against it, the occurrences while kubecause was away
+//     included;
 //   - a relist (watch expired, apiserver restart) is diffed against what is remembered; an Event
 //     first seen in it whose first occurrence is no older than the source's last contact with the
 //     apiserver adds its whole count (it was created in the gap);
@@ -25,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,6 +111,11 @@ type Engine struct {
 	results    []classified
 	resultIdx  map[classified]uint16
 	seed       maphash.Seed
+	// restoring is the snapshot restored at start (snapshot.go), until every source has read
+	// its first list.
+	restoring *restoreState
+	// restoringCounters hides the restored counters from scrapes until the restore ends.
+	restoringCounters atomic.Bool
 }
 
 type classification struct{ cause, rule string }
@@ -381,7 +390,8 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	if known && t.count == n {
 		return observed{key: k, state: true} // resync or a change that is no new occurrence
 	}
-	var delta int32 // Events of the first list are a baseline: 0
+	var delta int32     // Events of the first list are a baseline: 0
+	fromBefore := false // known from the snapshot of the process before a restart
 	switch {
 	case known && !baseline:
 		delta = max(n-t.count, 0) // counts never go down; remember the new value and go on
@@ -392,6 +402,12 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 		}
 		if watching {
 			e.sources[src].created++
+		}
+		if s := e.sources[src]; s.restored {
+			var handled bool
+			if delta, handled, fromBefore = e.fromSnapshot(s, k, t.name, ev, n); handled {
+				break
+			}
 		}
 		delta = 1
 		if ts, ok := e.tombs[t.name]; ok {
@@ -431,6 +447,12 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	i, change, over := e.view.move(t.view, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
 	if over {
 		e.m.targetOverflow()
+	}
+	if e.restoring != nil && e.sources[src].restored {
+		e.restoredView(i, change == viewBorn && !baseline && !retarget, fromBefore)
+		if change == viewBorn {
+			change = viewSame // whether the object is newly affected is decided when the restore ends
+		}
 	}
 	switch change {
 	case viewBorn:
@@ -533,6 +555,8 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	src, first := s.idx, !s.synced
+	// A source restored from a snapshot diffs its first list against it (snapshot.go).
+	baseline := first && !s.restored
 	e.m.opRelist.Inc()
 	now := e.cfg.Now().Unix()
 	if !first {
@@ -564,7 +588,7 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 			}
 			continue
 		}
-		if o := e.observe(src, obj, first, false); o.state {
+		if o := e.observe(src, obj, baseline, false); o.state {
 			mark(o.key)
 		}
 	}
@@ -581,6 +605,9 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 			"event_ttl", time.Duration(e.eventTTL())*time.Second, "estimated_lost", est)
 	}
 	s.synced = true
+	if s.restored {
+		e.endRestore(s)
+	}
 	e.touch(src)
 	if e.syncedLocked() {
 		e.m.synced.Set(1)
@@ -609,13 +636,34 @@ func (e *Engine) gapEstimate(created, listedAt, contact, now int64) float64 {
 // default of one hour, or the age of the oldest Event seen alive in a list if that is older.
 // Called with e.mu held.
 func (e *Engine) eventTTL() int64 {
+	if ttl := e.deletionTTL(); ttl > 0 {
+		return ttl
+	}
+	return max(int64(defaultEventTTL/time.Second), e.listedAge)
+}
+
+// deletionTTL is the TTL learnt from the ages at deletion (eventTTL), 0 before ttlMinSamples.
+// Called with e.mu held.
+func (e *Engine) deletionTTL() int64 {
 	n := min(e.expiries, ttlSamples)
 	if n < ttlMinSamples {
-		return max(int64(defaultEventTTL/time.Second), e.listedAge)
+		return 0
 	}
 	ages := slices.Clone(e.expiryAges[:n])
 	slices.Sort(ages)
 	return int64(ages[n/10])
+}
+
+// learnTTL seeds the ages at deletion with a TTL learnt before (a snapshot's), as ttlMinSamples
+// deletions at that age, when none was seen yet. Called with e.mu held.
+func (e *Engine) learnTTL(ttl int64) {
+	if ttl <= 0 || e.expiries > 0 {
+		return
+	}
+	for range ttlMinSamples {
+		e.expiryAges[e.expiries] = int32(min(ttl, math.MaxInt32))
+		e.expiries++
+	}
 }
 
 // readListed reads one Event of a streamed list of source s as it arrives, exactly as replace
@@ -623,7 +671,7 @@ func (e *Engine) eventTTL() int64 {
 func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	o := e.observe(s.idx, ev, !s.synced, false)
+	o := e.observe(s.idx, ev, !s.synced && !s.restored, false)
 	return o.key, o.state
 }
 

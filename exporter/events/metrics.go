@@ -74,6 +74,10 @@ type metrics struct {
 	// distinct target values of the view, and live Events whose target went to overflow.
 	targetsSize prometheus.Gauge
 	targetDrops prometheus.Counter
+
+	// The snapshot of the counting state (snapshot.go): restores at start by result, writes.
+	restores       *prometheus.CounterVec
+	snapshotWrites *prometheus.CounterVec
 }
 
 func newMetrics(max int, outcomes []causes.Result) *metrics {
@@ -151,7 +155,20 @@ func newMetrics(max int, outcomes []causes.Result) *metrics {
 			Name: "kubecause_synced",
 			Help: "1 once the initial list of Events has been read.",
 		}),
+		restores: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubecause_snapshot_restores_total",
+			Help: "Starts with --events.snapshot-file, by what became of the snapshot: restored, or why it was not used (then Events that existed at start are a baseline).",
+		}, []string{"result"}),
+		snapshotWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubecause_snapshot_writes_total",
+			Help: "Snapshots of the counting state written to --events.snapshot-file, by result (written, failed).",
+		}, []string{"result"}),
 	}
+	for _, r := range restoreResults {
+		m.restores.WithLabelValues(r)
+	}
+	m.snapshotWrites.WithLabelValues("written")
+	m.snapshotWrites.WithLabelValues("failed")
 	m.watchUp = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "kubecause_watch_up",
 		Help: "1 while the last list or watch of Events succeeded, 0 while the apiserver cannot be reached.",
@@ -272,10 +289,12 @@ func (m *metrics) viewRefused() { m.viewDrops.Inc() }
 // Collectors returns every collector of the engine, for registration.
 func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.m
+	// The counters a snapshot restores are hidden while it is being restored (snapshot.go).
+	g := func(c prometheus.Collector) prometheus.Collector { return gated{c, &e.restoringCounters} }
 	return []prometheus.Collector{
-		m.events, m.affected, m.ruleHits,
-		m.notifications, m.processed, m.unclassified, m.invalid, m.relists, m.possiblyLost, m.gapLost, m.watchErrors, m.watchUp,
-		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced,
+		g(m.events), g(m.affected), g(m.ruleHits),
+		m.notifications, m.processed, g(m.unclassified), m.invalid, m.relists, g(m.possiblyLost), g(m.gapLost), m.watchErrors, m.watchUp,
+		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced, m.restores, m.snapshotWrites,
 		unclassifiedCollector{m.templates},
 	}
 }

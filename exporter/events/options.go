@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -26,6 +27,11 @@ type Options struct {
 	// The engine's caps (Config): --events.max-series, --object-view.max-series,
 	// --object-view.max-targets.
 	MaxSeries, MaxObjectSeries, MaxTargets int
+
+	// SnapshotFile keeps the counting state across restarts (--events.snapshot-file; empty: none),
+	// written every SnapshotInterval (--events.snapshot-interval) and at SIGTERM (snapshot.go).
+	SnapshotFile     string
+	SnapshotInterval time.Duration
 }
 
 // Validate checks every option and reports all problems at once: the engine's caps, then what
@@ -41,6 +47,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxTargets < 1 {
 		fail("--object-view.max-targets must be at least 1, not %d", o.MaxTargets)
+	}
+	if o.SnapshotInterval < time.Second {
+		fail("--events.snapshot-interval must be at least 1s, not %s", o.SnapshotInterval)
 	}
 	return errors.Join(append(errs, o.ValidateSelection())...)
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // defaultOptions are the options of kubecause's flag defaults.
@@ -13,6 +14,7 @@ func defaultOptions() Options {
 		NormalReasons: []string{"SandboxChanged", "BackOff", "FailedBinding", "NodeNotReady", "NodeNotSchedulable",
 			"NodeHasDiskPressure", "NodeHasInsufficientMemory", "NodeHasInsufficientPID"},
 		MaxSeries: 10000, MaxObjectSeries: 10000, MaxTargets: 1000,
+		SnapshotInterval: 30 * time.Second,
 	}
 }
 
@@ -40,6 +42,8 @@ func TestOptionsValidate(t *testing.T) {
 			want: "--object-view.max-series must be at least 1, not -1"},
 		{name: "zero target cap", change: func(o *Options) { o.MaxTargets = 0 },
 			want: "--object-view.max-targets must be at least 1, not 0"},
+		{name: "snapshot interval below a second", change: func(o *Options) { o.SnapshotInterval = 500 * time.Millisecond },
+			want: "--events.snapshot-interval must be at least 1s, not 500ms"},
 		{name: "bad namespace", change: func(o *Options) { o.Namespaces = []string{"Default"} }, selection: true,
 			want: `namespace "Default" (--events.namespace, --events.exclude-namespace, --namespace): a lowercase RFC 1123 label must consist of`},
 		{name: "bad excluded namespace", change: func(o *Options) { o.ExcludedNamespaces = []string{"Kube_System"} }, selection: true,

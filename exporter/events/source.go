@@ -34,6 +34,10 @@ type Source struct {
 	// Engine.mu.
 	listedAt int64
 	created  int64
+	// restored: the source goes on from its scope in a snapshot (snapshot.go) until its first
+	// list is read; snapIdx is that scope's index in the snapshot. Guarded by Engine.mu.
+	restored bool
+	snapIdx  uint16
 }
 
 var (
@@ -48,6 +52,7 @@ func (e *Engine) NewSource(name string) *Source {
 	defer e.mu.Unlock()
 	s := &Source{e: e, idx: uint16(len(e.sources)), name: name}
 	e.sources = append(e.sources, s)
+	e.takeUp(s)
 	return s
 }
 

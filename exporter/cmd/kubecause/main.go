@@ -93,6 +93,8 @@ func run(args []string) int {
 	serve.Flag("events.max-series", "Cap on label sets of kubecause_events_total and kubecause_objects_affected_total.").Default("10000").IntVar(&o.events.MaxSeries)
 	serve.Flag("object-view.max-series", "Cap on series of the per-object view (kubecause_object_events).").Default("10000").IntVar(&o.events.MaxObjectSeries)
 	serve.Flag("object-view.max-targets", "Cap on distinct values of the target label of the per-object view; past it, target=\"_overflow\".").Default("1000").IntVar(&o.events.MaxTargets)
+	serve.Flag("events.snapshot-file", "File in which to keep the counting state (each live Event's last counted count, the counters) across restarts, so that occurrences while kubecause is away are counted (docs/metrics.md); on a volume that survives a container restart (the chart's emptyDir). Default: none, a restart takes the live Events as a baseline.").PlaceHolder("PATH").StringVar(&o.events.SnapshotFile)
+	serve.Flag("events.snapshot-interval", "How often to write --events.snapshot-file (and at SIGTERM).").Default("30s").DurationVar(&o.events.SnapshotInterval)
 	serve.Flag("endpoint-checks.config", "Endpoint check configuration (docs/istiod-remote.md); default: discover the istiod-remote layout.").StringVar(&o.checksFile)
 	serve.Flag("endpoint-checks.enabled", "Run endpoint checks.").Default("true").BoolVar(&o.checksEnabled)
 	serve.Flag("config.check", "Validate the configuration files and exit.").BoolVar(&o.configCheck)

@@ -68,6 +68,7 @@ func TestRunRejectsBadFlagValues(t *testing.T) {
 		"too many scrapes at once":     "--web.max-requests=100000",
 		"no page at once":              "--web.max-page-requests=0",
 		"negative pages at once":       "--web.max-page-requests=-1",
+		"snapshot interval under 1s":   "--events.snapshot-interval=100ms",
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, args := range [][]string{{"--config.check", flag}, {flag}} {
@@ -163,6 +164,7 @@ func TestHelpListsTheExporterFlags(t *testing.T) {
 		"--web.listen-address", "--web.config.file", "--web.telemetry-path", "--web.health-listen-address",
 		"--events.namespace", "--events.exclude-namespace", "--events.field-selector", "--events.normal-reason",
 		"--events.max-series", "--object-view.max-series", "--object-view.max-targets", "--endpoint-checks.config", "--endpoint-checks.enabled",
+		"--events.snapshot-file", "--events.snapshot-interval",
 		"--config.check", "--causes.file", "--runbook.url-pattern", "--kubeconfig", "--log.level", "--auto-gomemlimit",
 	} {
 		if !strings.Contains(help, flag+"=") && !strings.Contains(help, "--[no-]"+strings.TrimPrefix(flag, "--")) {

@@ -47,7 +47,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			return 1
 		}
 	}
-	client, _, err := kube.ClientFor(o.kube)
+	client, restCfg, err := kube.ClientFor(o.kube)
 	if err != nil {
 		logger.Error("cannot configure the Kubernetes client", "err", err)
 		return 1
@@ -76,6 +76,8 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			}()
 		},
 	})
+	// Restored before the sources start; written every interval and at SIGTERM.
+	snapshots := events.OpenSnapshots(engine, o.events.SnapshotFile, events.SnapshotIdentity(restCfg.Host), o.events.SnapshotInterval, logger)
 	setGCPercent()
 	if o.memLimit {
 		setMemoryLimit(o.memLimitRatio, memlimit.FromCgroup, logger)
@@ -99,6 +101,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 			go src.Watch(ctx, client, ns, sel, logger)
 		}
 	}
+	go snapshots.Run(ctx)
 	if o.checksEnabled {
 		if err := startChecks(ctx, checks, client, o.kube.UserAgent, reg, logger); err != nil {
 			logger.Error("cannot start endpoint checks", "err", err)
@@ -172,6 +175,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		if health != nil {
 			_ = health.Shutdown(sctx)
 		}
+		snapshots.Wait(10 * time.Second)
 	}
 	return 0
 }

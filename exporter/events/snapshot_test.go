@@ -1,0 +1,552 @@
+package events
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	testIdentity = "kubecause-6d9f7c5b8-x2k4q https://10.96.0.1:443"
+	msgTimeout   = `Unable to attach or mount volumes: unmounted volumes=[remote-kube-api-server], unattached volumes=[remote-kube-api-server kube-api-access-7xk2p]: timed out waiting for the condition`
+	msgDisk      = `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "x": Error response from daemon: mkdir /var/lib/docker/aufs/mnt/1f09: no space left on device`
+	uidE         = "4d5e6f70-8192-4dbe-8f30-b4c5d6e7f809"
+	uidF         = "5e6f7081-92a3-4ecf-9041-c5d6e7f8091a"
+	uidG         = "6f708192-a3b4-4fd0-a152-d6e7f8091a2b"
+	uidH         = "708192a3-b4c5-4de1-b263-e7f8091a2b3c"
+)
+
+// at is a kubelet Event whose first occurrence is at first and latest at last.
+func at(ev *corev1.Event, first, last time.Time) *corev1.Event {
+	ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(first), metav1.NewTime(last)
+	return ev
+}
+
+// restarted is a new kubecause process at now that opens the snapshot file before adding its
+// source, as main does.
+func restarted(t *testing.T, path, identity string, now time.Time) (*harness, *Snapshots) {
+	t.Helper()
+	h := &harness{t: t, now: now}
+	h.e = New(Config{Classifier: testTable{}, Now: func() time.Time { return h.now }})
+	snaps := OpenSnapshots(h.e, path, identity, time.Minute, nil)
+	h.src = h.e.NewSource("all")
+	h.reg = prometheus.NewPedanticRegistry()
+	h.reg.MustRegister(h.e.Collectors()...)
+	return h, snaps
+}
+
+func (h *harness) restores(result string) float64 {
+	return h.value("kubecause_snapshot_restores_total", map[string]string{"result": result})
+}
+
+// TestSnapshotCountsTheDowntime: a process counts, writes a snapshot, counts on and is killed
+// (SIGKILL: what it counted after the snapshot is in no file). While kubecause is away the
+// kubelet goes on. The new process restores the snapshot: its counters go on from the snapshot's
+// values and add every occurrence since, so they equal the Events' own counts — the occurrences
+// after the snapshot counted once, the downtime's included — in every way a list can show them.
+func TestSnapshotCountsTheDowntime(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		streamed, reversed bool
+	}{{"paged", false, false}, {"streamed", true, false}, {"paged/reversed", false, true}, {"streamed/reversed", true, true}} {
+		streamed := tc.streamed
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "events.snapshot")
+			first := newHarness(t)
+			first.sync(at(kubeletEvent(uidD, "pod.d", 9, "FailedMount", msgS1), t0.Add(-30*time.Minute), t0.Add(-20*time.Minute)))
+			snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil) // no file yet
+			first.add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
+			first.update(kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1))
+			first.add(kubeletEvent(uidB, "pod.b", 1, "FailedMount", msgTimeout))
+			first.add(kubeletEvent(uidE, "pod.e", 1, "FailedCreatePodSandBox", msgDisk))
+			first.update(kubeletEvent(uidE, "pod.e", 4, "FailedCreatePodSandBox", msgDisk))
+			first.now = t0.Add(10 * time.Second)
+			if _, err := snaps.Write(); err != nil {
+				t.Fatal(err)
+			}
+			// Counted after the snapshot, then SIGKILL.
+			first.update(kubeletEvent(uidA, "pod.a", 5, "FailedMount", msgS1))
+			first.expect("configmap_not_found", 5)
+
+			// Away for 5 minutes: pod.a repeats to 8, pod.b is unchanged, pod.e expired and the
+			// recorder re-created it under its name with its count (4 → 6), a new Event pod.c
+			// begins with the count 3, and pod.d (there before the first start) repeats.
+			back := t0.Add(5 * time.Minute)
+			second, _ := restarted(t, path, testIdentity, back)
+			if got := second.restores(RestoreRestored); got != 1 {
+				t.Fatalf("restores{result=restored} = %v, want 1", got)
+			}
+			// Until the first list is diffed, the counters are not exported: the restored 3 is below
+			// the 5 the first process was last scraped at, a decrease Prometheus would take for a
+			// reset.
+			second.expect("configmap_not_found", -1)
+			if got := second.value("kubecause_rule_hits_total", nil); got != -1 {
+				t.Fatalf("kubecause_rule_hits_total exported during the restore: %v", got)
+			}
+			list := []interface{}{
+				kubeletEvent(uidA, "pod.a", 8, "FailedMount", msgS1),
+				kubeletEvent(uidB, "pod.b", 1, "FailedMount", msgTimeout),
+				at(kubeletEvent(uidF, "pod.e", 6, "FailedCreatePodSandBox", msgDisk), t0, back),
+				at(kubeletEvent(uidC, "pod.c", 3, "FailedMount", msgS1), back.Add(-time.Minute), back),
+				at(kubeletEvent(uidD, "pod.d", 11, "FailedMount", msgS1), t0.Add(-30*time.Minute), back),
+				// Older than the snapshot and not in it: a baseline (no replay of old history).
+				at(kubeletEvent(uidG, "pod.g", 5, "FailedMount", msgS1), t0.Add(-40*time.Minute), t0.Add(-40*time.Minute)),
+				// Another pod that began to fail while kubecause was away: 2 occurrences, a newly
+				// affected object.
+				func() *corev1.Event {
+					ev := at(kubeletEvent(uidH, "web-1.h", 2, "FailedMount", msgS1), back.Add(-2*time.Minute), back)
+					ev.InvolvedObject.Name = "web-1"
+					return ev
+				}(),
+			}
+			if tc.reversed { // pod.c, created while away, before the Events of its pod the snapshot knew
+				list = append([]interface{}{list[3]}, append(list[:3:3], list[4:]...)...)
+			}
+			if streamed {
+				second.streamList(list...)
+			} else {
+				second.sync(list...)
+			}
+			// configmap_not_found: the 3 of the snapshot, then pod.a 3 → 8, pod.c 3 (created while
+			// away), pod.d 9 → 11 (a baseline of the first process, in the snapshot with its count),
+			// web-1.h 2: 15, the occurrences since the first start. pod.g adds nothing.
+			second.expect("configmap_not_found", 15)
+			second.expect("unknown", 1)
+			// pod.e: 4 counted before, re-created with 6: 2 more.
+			second.expect("disk_full", 6)
+			// No object counted as newly affected again for a problem the first process counted,
+			// whichever of its Events the list shows first (pod.c, created while away, is about the
+			// same pod and cause as pod.a).
+			// web-1 is one newly affected object.
+			if got, want := second.sum("kubecause_objects_affected_total"), first.sum("kubecause_objects_affected_total")+1; got != want || want == 1 {
+				t.Fatalf("objects_affected = %v after the restore, want %v (the first process's and web-1)", got, want)
+			}
+			// The rule counters go on too, and the view is rebuilt from the list.
+			if got := second.value("kubecause_rule_hits_total", map[string]string{"rule": "volume.configmap_not_found"}); got != 15 {
+				t.Fatalf("rule hits = %v, want 15", got)
+			}
+			if got := second.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0", "reason": "FailedMount", "cause": "configmap_not_found"}); got != 8+3+11+5 {
+				t.Fatalf("object view = %v, want the live counts 8+3+11+5", got)
+			}
+			// And counting goes on as usual.
+			second.update(kubeletEvent(uidA, "pod.a", 9, "FailedMount", msgS1))
+			second.expect("configmap_not_found", 16)
+			if second.e.restoring != nil {
+				t.Fatal("the restore state is kept after the first list")
+			}
+		})
+	}
+}
+
+// TestSnapshotTombstoneOfEventGoneWhileAway: an Event of the snapshot that expired while kubecause
+// was away, re-created by its recorder after the start, adds only its occurrences since.
+func TestSnapshotTombstoneOfEventGoneWhileAway(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	first := newHarness(t)
+	snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil)
+	first.sync()
+	first.add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
+	first.update(kubeletEvent(uidA, "pod.a", 4, "FailedMount", msgS1))
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+	// Gone while away; after the start, the recorder re-creates it under its name (count 7).
+	second, _ := restarted(t, path, testIdentity, t0.Add(time.Minute))
+	second.sync()
+	second.add(kubeletEvent(uidB, "pod.a", 7, "FailedMount", msgS1))
+	second.expect("configmap_not_found", 7)
+}
+
+func TestSnapshotNotUsed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	first := newHarness(t)
+	snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil)
+	first.sync()
+	first.add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
+	first.update(kubeletEvent(uidA, "pod.a", 4, "FailedMount", msgS1))
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each case: what the new process finds, when, and the result it must count.
+	for _, tc := range []struct {
+		name     string
+		file     func(string)
+		identity string
+		after    time.Duration
+		result   string
+	}{
+		{"too old", nil, testIdentity, time.Hour + time.Minute, RestoreTooOld},
+		{"written in the future", nil, testIdentity, -10 * time.Minute, RestoreCorrupt},
+		{"other pod", nil, "kubecause-6d9f7c5b8-m7r2p https://10.96.0.1:443", time.Minute, RestoreForeign},
+		{"missing", func(p string) { _ = os.Remove(p) }, testIdentity, time.Minute, RestoreMissing},
+		{"truncated", func(p string) { writeFile(t, p, good[:len(good)-7]) }, testIdentity, time.Minute, RestoreCorrupt},
+		{"empty", func(p string) { writeFile(t, p, nil) }, testIdentity, time.Minute, RestoreCorrupt},
+		{"garbage", func(p string) { writeFile(t, p, []byte("level=info msg=\"starting kubecause\"\n")) }, testIdentity, time.Minute, RestoreCorrupt},
+		{"one bit flipped", func(p string) { b := bytes.Clone(good); b[len(b)/2] ^= 4; writeFile(t, p, b) }, testIdentity, time.Minute, RestoreCorrupt},
+		{"wrong version", func(p string) {
+			b := bytes.Clone(good)
+			binary.LittleEndian.PutUint16(b[len(snapshotMagic):], SnapshotVersion+1)
+			writeFile(t, p, b)
+		}, testIdentity, time.Minute, RestoreWrongVersion},
+		{"huge", func(p string) {
+			writeFile(t, p, good)
+			if err := os.Truncate(p, maxSnapshotBytes+1); err != nil {
+				t.Fatal(err)
+			}
+		}, testIdentity, time.Minute, RestoreTooLarge},
+		{"a directory", func(p string) { _ = os.Remove(p); _ = os.Mkdir(p, 0o700) }, testIdentity, time.Minute, RestoreUnreadable},
+		{"a FIFO", func(p string) { _ = os.Remove(p); mkfifo(t, p) }, testIdentity, time.Minute, RestoreUnreadable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "events.snapshot")
+			writeFile(t, p, good)
+			if tc.file != nil {
+				tc.file(p)
+			}
+			h, _ := restarted(t, p, tc.identity, t0.Add(tc.after))
+			if got := h.restores(tc.result); got != 1 {
+				t.Fatalf("restores{result=%q} = %v, want 1", tc.result, got)
+			}
+			if got := h.restores(RestoreRestored); got != 0 {
+				t.Fatalf("restores{result=restored} = %v, want 0", got)
+			}
+			// As without a snapshot: nothing restored, the first list a baseline.
+			h.expect("configmap_not_found", -1)
+			h.sync(kubeletEvent(uidA, "pod.a", 9, "FailedMount", msgS1))
+			h.expect("configmap_not_found", -1)
+			h.update(kubeletEvent(uidA, "pod.a", 10, "FailedMount", msgS1))
+			h.expect("configmap_not_found", 1)
+		})
+	}
+}
+
+// sum is the sum of a counter family's series (0 when absent).
+func (h *harness) sum(name string) float64 {
+	var v float64
+	if mf, ok := h.scrape()[name]; ok {
+		for _, m := range mf.GetMetric() {
+			v += sampleValue(mf, m)
+		}
+	}
+	return v
+}
+
+func mkfifo(t *testing.T, p string) {
+	t.Helper()
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+}
+
+func writeFile(t *testing.T, p string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSnapshotNotWrittenBeforeTheFirstList: a process stopped before its first list was read
+// keeps the previous snapshot instead of writing one without the Events not yet listed.
+func TestSnapshotNotWrittenBeforeTheFirstList(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	first := newHarness(t)
+	snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil)
+	first.sync()
+	first.add(kubeletEvent(uidA, "pod.a", 2, "FailedMount", msgS1))
+	first.update(kubeletEvent(uidA, "pod.a", 4, "FailedMount", msgS1))
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+	second, snaps2 := restarted(t, path, testIdentity, t0.Add(time.Minute))
+	if _, err := snaps2.Write(); !errors.Is(err, errNotSynced) {
+		t.Fatalf("write before the first list: %v, want errNotSynced", err)
+	}
+	_ = second
+	third, _ := restarted(t, path, testIdentity, t0.Add(2*time.Minute))
+	third.sync(kubeletEvent(uidA, "pod.a", 6, "FailedMount", msgS1))
+	third.expect("configmap_not_found", 6)
+}
+
+func TestSnapshotCodecRoundTrip(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	h.add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
+	h.update(kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1))
+	h.add(schedulerEvent(uidB, 0))
+	h.update(schedulerEvent(uidB, 5))
+	h.add(kubeletEvent(uidC, "pod.c", 1, "BackOff", "Back-off restarting failed container"))
+	if err := h.src.Delete(kubeletEvent(uidC, "pod.c", 1, "BackOff", "Back-off restarting failed container")); err != nil {
+		t.Fatal(err)
+	}
+	h.e.mu.Lock()
+	s := h.e.takeSnapshot(testIdentity)
+	h.e.mu.Unlock()
+	if len(s.events) != 2 || len(s.tombs) != 1 || len(s.counters) != 3 || len(s.sources) != 1 {
+		t.Fatalf("snapshot holds %d events, %d tombstones, %d counters, %d sources; want 2, 1, 3, 1", len(s.events), len(s.tombs), len(s.counters), len(s.sources))
+	}
+	b := s.encode()
+	got, err := decodeSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, s)
+	}
+	// Every truncation is refused, none panics.
+	for n := 0; n < len(b); n++ {
+		if _, err := decodeSnapshot(b[:n]); err == nil {
+			t.Fatalf("truncated to %d of %d bytes: decoded", n, len(b))
+		}
+	}
+}
+
+// reseal recomputes the checksum of a forged snapshot, so that the decoder's other checks are
+// what refuses it.
+func reseal(b []byte) []byte {
+	body := b[:len(b)-4]
+	return binary.LittleEndian.AppendUint32(bytes.Clone(body), crc32.Checksum(body, crcTable))
+}
+
+// TestSnapshotRefusesForgedContent: files with a valid checksum but content kubecause never
+// writes are refused without allocating what they claim.
+func TestSnapshotRefusesForgedContent(t *testing.T) {
+	base := &snapshot{identity: testIdentity, written: t0.Unix(), ttl: 3600,
+		sources: []snapSource{{name: "all", contact: t0.Unix()}}}
+	for _, tc := range []struct {
+		name string
+		s    func() []byte
+	}{
+		{"a billion events", func() []byte {
+			b := base.encode()
+			// The events section's length follows the sources; claim 10^9 Events in a short file.
+			i := bytes.Index(b, []byte("all")) + 3 + 8
+			forged := append(bytes.Clone(b[:i]), binary.AppendUvarint(nil, 1e9)...)
+			return reseal(append(forged, b[i+1:]...))
+		}},
+		{"NaN counter", func() []byte {
+			s := *base
+			s.counters = []snapCounter{{key: aggKey{namespace: "apps", cause: "disk_full"}, value: math.NaN()}}
+			return s.encode()
+		}},
+		{"negative counter", func() []byte {
+			s := *base
+			s.rules = []snapRule{{rule: "sandbox.disk_full", cause: "disk_full", value: -3}}
+			return s.encode()
+		}},
+		{"label value kubecause never writes", func() []byte {
+			s := *base
+			s.counters = []snapCounter{{key: aggKey{namespace: string(bytes.Repeat([]byte("a"), 300))}, value: 1}}
+			return s.encode()
+		}},
+		{"event of no source", func() []byte {
+			s := *base
+			s.events = []snapEvent{{count: 2, src: 3}}
+			return s.encode()
+		}},
+		{"event with count 0", func() []byte {
+			s := *base
+			s.events = []snapEvent{{count: 0}}
+			return s.encode()
+		}},
+		{"bytes after the end", func() []byte {
+			b := base.encode()
+			return reseal(append(append(bytes.Clone(b[:len(b)-4]), 0), b[len(b)-4:]...))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeSnapshot(tc.s())
+			var se *snapshotError
+			if !errors.As(err, &se) || se.result != RestoreCorrupt {
+				t.Fatalf("decoded: %v, want a corrupt snapshot", err)
+			}
+		})
+	}
+	if _, err := decodeSnapshot(base.encode()); err != nil {
+		t.Fatalf("the unforged snapshot: %v", err)
+	}
+}
+
+// FuzzSnapshotDecode: no input makes the decoder panic or accept content kubecause never writes;
+// what it accepts encodes back to the same bytes.
+func FuzzSnapshotDecode(f *testing.F) {
+	e := New(Config{Classifier: testTable{}, Now: func() time.Time { return t0 }})
+	src := e.NewSource("all")
+	_ = src.Replace(nil, "1")
+	_ = src.Add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
+	_ = src.Update(kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1))
+	_ = src.Add(schedulerEvent(uidB, 0))
+	_ = src.Delete(schedulerEvent(uidB, 2))
+	e.mu.Lock()
+	good := e.takeSnapshot(testIdentity).encode()
+	e.mu.Unlock()
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add([]byte(snapshotMagic + "\x01\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := decodeSnapshot(b)
+		if err != nil {
+			var se *snapshotError
+			if !errors.As(err, &se) {
+				t.Fatalf("error without a result: %v", err)
+			}
+			return
+		}
+		for _, ev := range s.events {
+			if ev.count < 1 || int(ev.src) >= len(s.sources) {
+				t.Fatalf("accepted event %+v", ev)
+			}
+		}
+		if !bytes.Equal(s.encode(), b) {
+			t.Fatalf("accepted bytes that do not encode back")
+		}
+	})
+}
+
+// BenchmarkSnapshot measures a snapshot of n live Events (created while watching, so the counters
+// have their series): its size per Event, the time to take and write it (the engine's lock is held
+// only while it is taken), and the time to read, check and restore it at start
+// (docs/performance.md).
+func BenchmarkSnapshot(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		e := benchEngine()
+		src := e.NewSource("all")
+		_ = src.Replace(nil, "1")
+		for _, ev := range liveEvents(n, 4) {
+			_ = src.Add(ev)
+		}
+		path := filepath.Join(b.TempDir(), "events.snapshot")
+		snaps := &Snapshots{e: e, path: path, identity: testIdentity}
+		b.Run(fmt.Sprintf("events=%d/take", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				e.mu.Lock()
+				_ = e.takeSnapshot(testIdentity)
+				e.mu.Unlock()
+			}
+		})
+		b.Run(fmt.Sprintf("events=%d/write", n), func(b *testing.B) {
+			var size int
+			for i := 0; i < b.N; i++ {
+				var err error
+				if size, err = snaps.Write(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(size), "bytes")
+			b.ReportMetric(float64(size)/float64(n), "bytes/event")
+		})
+		b.Run(fmt.Sprintf("events=%d/restore", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				e2 := New(Config{Classifier: testTable{}, MaxSeries: 1 << 20, MaxObjectSeries: 1 << 20})
+				s := OpenSnapshots(e2, path, testIdentity, time.Minute, nil)
+				if s == nil || e2.restoring == nil || len(e2.restoring.events) != n {
+					b.Fatal("not restored")
+				}
+			}
+		})
+	}
+}
+
+// TestSnapshotScopesFollowTheConfiguration: each watch scope goes on from its own part of the
+// snapshot; a scope new to the configuration starts with a baseline, and a scope no longer watched
+// is dropped once every scope has read its first list.
+func TestSnapshotScopesFollowTheConfiguration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	now := t0
+	clock := func() time.Time { return now }
+	first := New(Config{Classifier: testTable{}, Now: clock, NormalReasons: []string{"BackOff"}})
+	snaps := OpenSnapshots(first, path, testIdentity, time.Minute, nil)
+	warning, backoff := first.NewSource("type=Warning"), first.NewSource("type=Normal,reason=BackOff")
+	_ = warning.Replace(nil, "1")
+	_ = backoff.Replace(nil, "1")
+	_ = warning.Add(kubeletEvent(uidA, "pod.a", 2, "FailedMount", msgS1))
+	back := normalEvent(uidB, "pod.b", 3, "BackOff", "Back-off restarting failed container")
+	_ = backoff.Add(back)
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+
+	now = t0.Add(time.Minute)
+	second := New(Config{Classifier: testTable{}, Now: clock, NormalReasons: []string{"SandboxChanged"}})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(second.Collectors()...)
+	OpenSnapshots(second, path, testIdentity, time.Minute, nil)
+	warning2, sandbox := second.NewSource("type=Warning"), second.NewSource("type=Normal,reason=SandboxChanged")
+	changed := normalEvent(uidC, "pod.c", 4, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+	_ = sandbox.Replace([]interface{}{changed}, "1")
+	if second.restoring == nil {
+		t.Fatal("restore state dropped before every scope read its first list")
+	}
+	_ = warning2.Replace([]interface{}{kubeletEvent(uidA, "pod.a", 5, "FailedMount", msgS1)}, "1")
+	if second.restoring != nil {
+		t.Fatal("restore state kept after every scope read its first list")
+	}
+	got := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "kubecause_events_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					got[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	// FailedMount 2 + 3; BackOff's counter goes on (no longer watched: nothing more); the
+	// SandboxChanged Event, in a scope new to this process, is a baseline.
+	want := map[string]float64{"FailedMount": 5, "BackOff": 3}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("kubecause_events_total by reason = %v, want %v", got, want)
+	}
+}
+
+// normalEvent is a Normal kubelet Event.
+func normalEvent(uid, name string, count int32, reason, message string) *corev1.Event {
+	ev := kubeletEvent(uid, name, count, reason, message)
+	ev.Type = corev1.EventTypeNormal
+	return ev
+}
+
+// TestSnapshotCountsWhatTheWatchHadNotDelivered: an Event that began shortly before the snapshot's
+// last contact but is not in it was still on its way (a watch lagging behind under load): it is
+// counted whole. One that began well before and is not in the snapshot is a baseline.
+func TestSnapshotCountsWhatTheWatchHadNotDelivered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	first := newHarness(t)
+	snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil)
+	first.sync()
+	first.now = t0.Add(20 * time.Second) // the last notification, processed late
+	first.add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := restarted(t, path, testIdentity, t0.Add(time.Minute))
+	second.sync(
+		kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1),
+		at(kubeletEvent(uidB, "pod.b", 3, "FailedMount", msgS1), t0.Add(5*time.Second), t0.Add(30*time.Second)),
+		at(kubeletEvent(uidC, "pod.c", 4, "FailedMount", msgS1), t0.Add(-time.Minute), t0.Add(30*time.Second)),
+	)
+	second.expect("configmap_not_found", 1+3)
+}
