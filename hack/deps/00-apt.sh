@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Debian packages: listed once here, installed only when missing.
 set -euo pipefail
-# containerd, runc, CNI plugins, iproute2 (ip netns) and docker-registry run the real node (hack/node/).
+# containerd, runc, crun (the second runtime of the node on containerd 2.x), CNI plugins, iproute2 (ip netns) and docker-registry run the real node (hack/node/).
 # chromium drives the browser test of kubecause's pages (e2e/browser_test.go); the font draws the
 # Chinese runbooks in its screenshots.
-pkgs=(prometheus prometheus-alertmanager etcd-server containerd runc containernetworking-plugins iproute2 docker-registry apache2-utils chromium fonts-wqy-microhei)
+pkgs=(prometheus prometheus-alertmanager etcd-server containerd runc crun containernetworking-plugins iproute2 docker-registry apache2-utils chromium fonts-wqy-microhei)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
