@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/kubecause/kubecause/e2e/framework"
 )
@@ -191,20 +193,7 @@ func TestWatchGapCountsEventsCreatedInIt(t *testing.T) {
 		`Unable to attach or mount volumes: unmounted volumes=[tls], unattached volumes=[tls kube-api-access-9xk2p]: timed out waiting for the condition`))
 	check(t, created.SetCount(ctx, 4))
 	// Until a watch from kubecause's last resource version answers 410 Gone.
-	check(t, framework.Poll(ctx, 60*time.Second, func() (bool, error) {
-		w, err := events.Watch(ctx, metav1.ListOptions{ResourceVersion: rv0})
-		if err != nil {
-			return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
-		}
-		defer w.Stop()
-		select {
-		case ev := <-w.ResultChan():
-			st, ok := ev.Object.(*metav1.Status)
-			return ev.Type == watch.Error && ok && st.Code == http.StatusGone, nil
-		case <-time.After(2 * time.Second):
-			return false, nil
-		}
-	}))
+	waitCompactedPast(t, ctx, events, rv0)
 	check(t, k.Resume())
 
 	waitKubecauseValue(t, k, "kubecause_watch_up", nil, 1)
@@ -389,4 +378,24 @@ func tcpState(local string, remote int) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// waitCompactedPast waits until a watch of Events from resource version rv answers 410 Gone (etcd
+// compacted past it): a client cut off at rv must relist.
+func waitCompactedPast(t *testing.T, ctx context.Context, events typedcorev1.EventInterface, rv string) {
+	t.Helper()
+	check(t, framework.Poll(ctx, 60*time.Second, func() (bool, error) {
+		w, err := events.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+		if err != nil {
+			return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
+		}
+		defer w.Stop()
+		select {
+		case ev := <-w.ResultChan():
+			st, ok := ev.Object.(*metav1.Status)
+			return ev.Type == watch.Error && ok && st.Code == http.StatusGone, nil
+		case <-time.After(2 * time.Second):
+			return false, nil
+		}
+	}))
 }

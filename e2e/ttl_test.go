@@ -3,14 +3,11 @@
 package e2e
 
 import (
-	"net/http"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubecause/kubecause/e2e/framework"
 )
@@ -69,20 +66,7 @@ func TestWatchGapEstimateLearnsAShortEventTTL(t *testing.T) {
 	check(t, err)
 	gap := emit(3 * ttl)
 	// Until a watch from kubecause's last resource version answers 410 Gone (compacted).
-	check(t, framework.Poll(ctx, 60*time.Second, func() (bool, error) {
-		w, err := events.Watch(ctx, metav1.ListOptions{ResourceVersion: rv0})
-		if err != nil {
-			return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
-		}
-		defer w.Stop()
-		select {
-		case ev := <-w.ResultChan():
-			st, ok := ev.Object.(*metav1.Status)
-			return ev.Type == watch.Error && ok && st.Code == http.StatusGone, nil
-		case <-time.After(2 * time.Second):
-			return false, nil
-		}
-	}))
+	waitCompactedPast(t, ctx, events, rv0)
 	check(t, k.Resume())
 	// Each watch (the Warning one and one per --events.normal-reason) relists on its own, after
 	// the reflector's backoff: the Warning watch's relist is the one that estimates.
