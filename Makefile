@@ -77,7 +77,14 @@ image: deps ## linux/amd64+arm64 image into bin/image without a Docker daemon; t
 release: deps ## image (multi-arch OCI archive + SBOMs), Helm chart and checksums into bin/release; VERSION=vX.Y.Z
 	VERSION=$(if $(filter command line environment,$(origin VERSION)),$(VERSION)) bash hack/release.sh
 
-test: deps lint check-generated unit fuzz e2e image ## the whole test suite (what CI runs)
+# The whole suite. The e2e suite spends most of its time in designed waits (alerts' `for`, pod alerts
+# held 2 min past the last bad sample, 1-minute SLO rule groups, pods starting on the real node), using
+# well under one core, while fuzzing and the image build compile with every core: so the three run side
+# by side (docs/e2e.md, "How long"). Each must pass: with -k all three run to their end, make reports
+# each that failed and exits non-zero. Their output is not held back (make's --output-sync would keep
+# the e2e suite's until it ends): the lines of the three interleave.
+test: deps lint check-generated unit ## the whole test suite (what CI runs)
+	$(MAKE) --no-print-directory -k -j3 e2e fuzz image
 
 clean:
 	rm -rf bin

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -103,5 +104,39 @@ func TestScriptsNameExistingScripts(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no script reference found: the pattern is broken")
+	}
+}
+
+// TestMakeTestRunsEveryPhase: `make test` (what CI runs) runs every phase, whichever of them run
+// side by side: `make -n test` prints the command of each, including those of the sub-make that
+// runs the e2e suite, fuzzing and the image build together.
+func TestMakeTestRunsEveryPhase(t *testing.T) {
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("make", "--no-print-directory", "-n", "test")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n test: %v\n%s", err, out)
+	}
+	for phase, command := range map[string]string{
+		"deps":            "bash hack/install-deps.sh",
+		"lint":            "go vet -tags e2e,load,image ./...",
+		"lint (mixin)":    "bash hack/lint-mixin.sh",
+		"check-generated": `bash "hack/generate/$g.sh"`,
+		"unit":            "go test -race -count=1",
+		"fuzz":            `-fuzz "^$fn$"`,
+		"build":           "-o bin/kubecause ./exporter/cmd/kubecause",
+		"e2e":             "bash hack/e2e.sh",
+		"image":           "bash hack/image.sh",
+	} {
+		if !strings.Contains(string(out), command) {
+			t.Errorf("make test does not run %s (no %q in make -n test):\n%s", phase, command, out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^make .*-k .*\be2e fuzz image$`).Match(out) {
+		t.Errorf("make test does not run e2e, fuzz and image with -k (each to its end, every failure reported):\n%s", out)
 	}
 }
