@@ -34,6 +34,8 @@ import (
 //	kubecause-one-watch  kubecause with --events.field-selector= (one unfiltered watch; the
 //	                     engine drops the Normal reasons it does not count)
 //	kubecause-one-watch-x2
+//	kubecause-one-watch-noise-excluded  one watch that excludes the commonest Normal reasons
+//	                     server-side (reason!=Scheduled,reason!=Pulled,…; noiseExcluded)
 //
 // Settings (environment):
 //
@@ -61,7 +63,15 @@ var cpScenarios = []cpScenario{
 	{Name: "kubecause-x2", kind: "kubecause", replicas: 2},
 	{Name: "kubecause-one-watch", kind: "kubecause", replicas: 1, args: []string{"--events.field-selector="}},
 	{Name: "kubecause-one-watch-x2", kind: "kubecause", replicas: 2, args: []string{"--events.field-selector="}},
+	{Name: "kubecause-one-watch-noise-excluded", kind: "kubecause", replicas: 1, args: []string{"--events.field-selector=" + noiseExcluded}},
 }
+
+// noiseExcluded is one watch that leaves out, server-side, the reasons of the Normal Events a
+// cluster writes most (a pod's start and stop, its controllers' creates and deletes, a
+// Deployment's scaling, volume attaches, node registration), none of them counted by default;
+// any other Normal Event reaches kubecause, whose engine drops the reasons it does not count.
+var noiseExcluded = "reason!=Scheduled,reason!=Pulling,reason!=Pulled,reason!=Created,reason!=Started,reason!=Killing," +
+	"reason!=SuccessfulCreate,reason!=SuccessfulDelete,reason!=ScalingReplicaSet,reason!=SuccessfulAttachVolume,reason!=Completed"
 
 // defaultWatches are the field selectors of kubecause's default watches (type=Warning and one
 // per default --events.normal-reason).
