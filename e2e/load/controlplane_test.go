@@ -144,6 +144,13 @@ type cpSnapshot map[string]float64
 
 func (s cpScraper) snapshot(t *testing.T, ctx context.Context) cpSnapshot {
 	t.Helper()
+	out, _ := s.snapshotRaw(t, ctx)
+	return out
+}
+
+// snapshotRaw is snapshot and kube-apiserver's exposition it was read from.
+func (s cpScraper) snapshotRaw(t *testing.T, ctx context.Context) (cpSnapshot, []byte) {
+	t.Helper()
 	b, err := s.read(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +165,7 @@ func (s cpScraper) snapshot(t *testing.T, ctx context.Context) cpSnapshot {
 		v, _ := SumSamples(b[c.source], c.family, c.match...)
 		out[c.Key] = v
 	}
-	return out
+	return out, b["apiserver"]
 }
 
 // delta is after−before for the counters and after's value for the gauges.
@@ -181,6 +188,11 @@ type CPStep struct {
 	WatcherCPU float64 `json:"watcher_cpu_seconds"`
 	WatcherHWM int64   `json:"watcher_peak_rss_bytes"`
 	WatcherRSS int64   `json:"watcher_rss_bytes"`
+	// The initial lists streamed during the step, those past 60 s, and the bucket bound that
+	// holds the longest (watchLists).
+	InitialLists float64 `json:"initial_lists"`
+	ListsOver60  float64 `json:"initial_lists_over_60s"`
+	LongestList  float64 `json:"longest_initial_list_le_seconds"`
 }
 
 // CPResult is one scenario.
@@ -425,16 +437,23 @@ func runScenario(t *testing.T, sc cpScenario, kcBin, floorBin string, events, wr
 		bin = floorBin
 	}
 	w := &watchers{sc: sc, dir: dir, bin: bin, kubecfg: cl.KubeconfigPath, hc: hc}
+	var raw []byte // kube-apiserver's exposition at the start of the step
 	step := func(s0 cpSnapshot, cpu0, took float64) CPStep {
 		cpu, hwm, rss := w.proc(t)
-		return CPStep{Seconds: took, Cost: delta(s0, scr.snapshot(t, ctx)), WatcherCPU: cpu - cpu0, WatcherHWM: hwm, WatcherRSS: rss}
+		s1, raw1 := scr.snapshotRaw(t, ctx)
+		st := CPStep{Seconds: took, Cost: delta(s0, s1), WatcherCPU: cpu - cpu0, WatcherHWM: hwm, WatcherRSS: rss}
+		st.InitialLists, st.ListsOver60, st.LongestList = watchLists(raw, raw1)
+		raw = raw1
+		return st
 	}
 
 	// Start-up: the initial lists and the watches.
-	s0 := scr.snapshot(t, ctx)
+	s0, raw0 := scr.snapshotRaw(t, ctx)
+	raw = raw0
 	start = time.Now()
 	w.start(t)
 	r.Startup = step(s0, 0, time.Since(start).Seconds())
+	t.Logf("start-up: %.0f initial lists (%.0f past 60 s, the longest ≤ %g s) in %.1f s", r.Startup.InitialLists, r.Startup.ListsOver60, r.Startup.LongestList, r.Startup.Seconds)
 
 	// The writes: what each watcher's notifications cost.
 	s1 := scr.snapshot(t, ctx)
@@ -458,7 +477,8 @@ func runScenario(t *testing.T, sc cpScenario, kcBin, floorBin string, events, wr
 	// A restart of the watchers: their relists.
 	if sc.kind != "none" {
 		w.stop()
-		s2 := scr.snapshot(t, ctx)
+		s2, raw2 := scr.snapshotRaw(t, ctx)
+		raw = raw2
 		start = time.Now()
 		w.start(t)
 		r.Restart = step(s2, 0, time.Since(start).Seconds())
@@ -486,6 +506,9 @@ func reportCP(rs []CPResult) {
 				fmt.Fprintf(&sb, " %.0f %s", st.s.Cost[k]*scale(k), unit(k))
 			}
 			fmt.Fprintf(&sb, " %.2f watcher-cpu-s %.1f watcher-peak-MiB %.1f watcher-rss-MiB %.1f s", st.s.WatcherCPU, mib(st.s.WatcherHWM), mib(st.s.WatcherRSS), st.s.Seconds)
+			if st.name != "writes" {
+				fmt.Fprintf(&sb, " %.0f initial-lists %.0f lists-over-60s", st.s.InitialLists, st.s.ListsOver60)
+			}
 			if st.name == "writes" {
 				fmt.Fprintf(&sb, " %d writes %.0f writes/s %.1f load1", r.Writes, r.Rate, r.Load1)
 			}
