@@ -124,7 +124,7 @@ func (g *Generator) createKubelet(ctx context.Context, r *rand.Rand) error {
 	}
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod, time.Now().UnixNano()*4+n%4), Namespace: ns},
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x%x", pod, time.Now().UnixNano(), n%4), Namespace: ns},
 		InvolvedObject:      corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", n/4))},
 		Reason:              m[0],
 		Message:             msg,
@@ -180,9 +180,9 @@ func (g *Generator) createNormal(ctx context.Context) error {
 	uid := types.UID(fmt.Sprintf("00000000-0000-4000-b000-%012d", n/5))
 	node := fmt.Sprintf("node-%d", n%100)
 	step := podStart[n%int64(len(podStart))]
-	// The kubelet's name is the object's and a timestamp in hex; the step in the last digit keeps
+	// The kubelet's name is the object's and a timestamp in hex (16 digits); the step as a last digit keeps
 	// two writers' names apart (a pod has one Event per step).
-	name := fmt.Sprintf("%s.%x", pod, time.Now().UnixNano()*8+n%5)
+	name := fmt.Sprintf("%s.%x%x", pod, time.Now().UnixNano(), n%5)
 	var err error
 	if step[0] == "Scheduled" {
 		_, err = g.Client.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{
