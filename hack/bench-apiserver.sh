@@ -7,12 +7,13 @@
 #   hack/bench-apiserver.sh                          # 1k, 10k, 50k live Events (about 6 min)
 #   LOAD_SIZES=1000,10000,100000 hack/bench-apiserver.sh
 #   KUBECAUSE_ENV="GOMEMLIMIT=48MiB" hack/bench-apiserver.sh
-#   hack/bench-apiserver.sh controlplane             # the control plane's cost (about 20 min)
+#   hack/bench-apiserver.sh controlplane             # the control plane's cost (~15 min, quiet machine)
 #
 # controlplane: what watching Events costs kube-apiserver and etcd, read from their /metrics
 # (watch events and bytes sent, requests, etcd ranges and bytes, CPU seconds), for no watcher,
-# a plain reflector on every Event, kubecause with one and two replicas and with one unfiltered
-# watch: at start-up (the initial lists), per write (10,000 live Events, 80 % Normal, 15,000
+# a plain reflector on every Event (and one with kubecause's nine watches), kubecause with one and
+# two replicas, with one unfiltered watch and with one watch excluding the commonest Normal
+# reasons: at start-up (the initial lists), per write (10,000 live Events, 80 % Normal, 15,000
 # writes at 200/s) and for a restart (the relists). Settings: LOAD_CP_EVENTS, LOAD_CP_WRITES,
 # LOAD_CP_RATE, LOAD_CP_NORMAL, LOAD_CP_SCENARIOS, LOAD_CP_OUT (default bin/bench-controlplane.json);
 # see e2e/load/controlplane_test.go.
