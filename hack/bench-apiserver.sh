@@ -7,13 +7,23 @@
 #   hack/bench-apiserver.sh                          # 1k, 10k, 50k live Events (about 6 min)
 #   LOAD_SIZES=1000,10000,100000 hack/bench-apiserver.sh
 #   KUBECAUSE_ENV="GOMEMLIMIT=48MiB" hack/bench-apiserver.sh
+#   hack/bench-apiserver.sh controlplane             # the control plane's cost (~15 min, quiet machine)
+#
+# controlplane: what watching Events costs kube-apiserver and etcd, read from their /metrics
+# (watch events and bytes sent, requests, etcd ranges and bytes, CPU seconds), for no watcher,
+# a plain reflector on every Event (and one with kubecause's nine watches), kubecause with one and
+# two replicas, with one unfiltered watch and with one watch excluding the commonest Normal
+# reasons: at start-up (the initial lists), per write (10,000 live Events, 80 % Normal, 15,000
+# writes at 200/s) and for a restart (the relists). Settings: LOAD_CP_EVENTS, LOAD_CP_WRITES,
+# LOAD_CP_RATE, LOAD_CP_NORMAL, LOAD_CP_SCENARIOS, LOAD_CP_OUT (default bin/bench-controlplane.json);
+# see e2e/load/controlplane_test.go.
 #
 # Settings: LOAD_SIZES, LOAD_RATES (writes/s, default 200,1000), LOAD_SECONDS (per write phase,
 # default 20), LOAD_WORKERS / LOAD_LAG_WORKERS (concurrent writers in the CPU and the lag phases,
 # default 16 / 128), LOAD_LAG=0 (skip the lag phases), LOAD_LAG_RATE (writes/s of the lag phases,
 # default 1000), LOAD_SCRAPERS (concurrent full scrapers during the lag phases, default 0),
 # LOAD_VIEW_CAP (kubecause's --object-view.max-series, default 1000000: every live Event in the
-# view), LOAD_OUT (JSON results), KUBECAUSE_ENV, KUBECAUSE_BIN (a binary to measure instead of one
+# view), LOAD_SERIES_CAP (its --events.max-series, default 100000), LOAD_OUT (JSON results), KUBECAUSE_ENV, KUBECAUSE_BIN (a binary to measure instead of one
 # built from this tree).
 # Bounded: each size is seeded, then 3 write phases of LOAD_SECONDS; the whole run times out
 # after 30 min (BENCH_TIMEOUT).
@@ -26,8 +36,15 @@ bash hack/deps/20-e2e-tools.sh
 if [ -z "${KUBECAUSE_BIN:-}" ]; then
 	go build -o bin/kubecause ./exporter/cmd/kubecause
 fi
-export LOAD_OUT=${LOAD_OUT:-$PWD/bin/bench-apiserver.json}
 start=$SECONDS
+if [ "${1:-}" = controlplane ]; then
+	export LOAD_CP_OUT=${LOAD_CP_OUT:-$PWD/bin/bench-controlplane.json}
+	go test -tags load -count=1 -v -run 'TestControlPlaneCost$' -timeout "${BENCH_TIMEOUT:-60m}" ./e2e/load/ |
+		grep --line-buffered -E '^(BenchmarkControlPlane|--- |\s+controlplane_test.go|ok|FAIL|PASS)'
+	echo "bench-apiserver controlplane: $((SECONDS - start)) s; figures in $LOAD_CP_OUT"
+	exit
+fi
+export LOAD_OUT=${LOAD_OUT:-$PWD/bin/bench-apiserver.json}
 go test -tags load -count=1 -v -run 'TestApiserverLoad$' -timeout "${BENCH_TIMEOUT:-30m}" ./e2e/load/ |
 	grep --line-buffered -E '^(BenchmarkApiserver|--- |\s+load_test.go|ok|FAIL|PASS)'
 echo "bench-apiserver: $((SECONDS - start)) s; figures in $LOAD_OUT"

@@ -47,6 +47,20 @@ var kubeletMessages = [][2]string{
 // schedulerMessage is kube-scheduler's FailedScheduling note (events.k8s.io, series updates).
 const schedulerMessage = `0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`
 
+// podStart are the Normal Events of a pod's start, in order (reason, component, message format):
+// kube-scheduler's Scheduled (pkg/scheduler/schedule_one.go, "Successfully assigned %v/%v to %v",
+// written through events.k8s.io), then the kubelet's image pull (pkg/kubelet/images/image_manager.go)
+// and container start (pkg/kubelet/kuberuntime/kuberuntime_container.go). kubecause counts none of
+// them (they are not in the default --events.normal-reason): they are the bulk of a cluster's
+// Events that its watches should not pay for.
+var podStart = [][3]string{
+	{"Scheduled", "default-scheduler", "Successfully assigned %s/%s to %s"},
+	{"Pulling", "kubelet", `Pulling image "registry.example/app:1.0"`},
+	{"Pulled", "kubelet", `Successfully pulled image "registry.example/app:1.0" in 1.843s (1.843s including waiting). Image size: 52428800 bytes.`},
+	{"Created", "kubelet", "Created container: app"},
+	{"Started", "kubelet", "Started container app"},
+}
+
 // live is one Event the generator keeps writing to. Only what the next write needs is kept.
 type live struct {
 	mu     sync.Mutex
@@ -61,13 +75,18 @@ type Generator struct {
 	Client     kubernetes.Interface
 	Namespaces int
 	Workers    int
+	// NormalShare is the share of creates (in Seed) and of writes (in Run) that are a pod's
+	// start-up Normal Events (podStart), which kubecause does not count; the rest are the Warning
+	// mix. 0: Warning Events only.
+	NormalShare float64
 
 	mu     sync.Mutex
 	events []*live
 	seq    atomic.Int64
 	// Writes counts the successful writes, Errors the failed ones, Occurrences what the writes
-	// add to kubecause_events_total (+1 per create, +Δcount per patch, +1 per series flush).
-	Writes, Errors, Occurrences atomic.Int64
+	// add to kubecause_events_total (+1 per create, +Δcount per patch, +1 per series flush),
+	// Normals the Normal Events created (counted by no one).
+	Writes, Errors, Occurrences, Normals atomic.Int64
 }
 
 // Namespace i.
@@ -105,7 +124,7 @@ func (g *Generator) createKubelet(ctx context.Context, r *rand.Rand) error {
 	}
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod, time.Now().UnixNano()+n), Namespace: ns},
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x%x", pod, time.Now().UnixNano(), n%4), Namespace: ns},
 		InvolvedObject:      corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", n/4))},
 		Reason:              m[0],
 		Message:             msg,
@@ -152,8 +171,65 @@ func (g *Generator) createScheduler(ctx context.Context) error {
 	return nil
 }
 
-// Create creates one Event: kubelet-style nine times in ten, scheduler-style otherwise.
+// createNormal creates the next pod start-up Normal Event (podStart): pod n/5's step n%5. They are
+// written once and never repeated, so the generator does not keep them.
+func (g *Generator) createNormal(ctx context.Context) error {
+	n := g.seq.Add(1)
+	ns := g.Namespace(int(n / 5))
+	pod := fmt.Sprintf("start-%d", n/5)
+	uid := types.UID(fmt.Sprintf("00000000-0000-4000-b000-%012d", n/5))
+	node := fmt.Sprintf("node-%d", n%100)
+	step := podStart[n%int64(len(podStart))]
+	// The kubelet's name is the object's and a timestamp in hex (16 digits); the step as a last digit keeps
+	// two writers' names apart (a pod has one Event per step).
+	name := fmt.Sprintf("%s.%x%x", pod, time.Now().UnixNano(), n%5)
+	var err error
+	if step[0] == "Scheduled" {
+		_, err = g.Client.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{
+			ObjectMeta:          metav1.ObjectMeta{Name: name, Namespace: ns},
+			EventTime:           metav1.NewMicroTime(time.Now()),
+			ReportingController: "default-scheduler",
+			ReportingInstance:   "default-scheduler-load",
+			Action:              "Binding",
+			Reason:              step[0],
+			Regarding:           corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: uid},
+			Note:                fmt.Sprintf(step[2], ns, pod, node),
+			Type:                corev1.EventTypeNormal,
+		}, metav1.CreateOptions{})
+	} else {
+		now := metav1.NewTime(time.Now())
+		_, err = g.Client.CoreV1().Events(ns).Create(ctx, &corev1.Event{
+			ObjectMeta:          metav1.ObjectMeta{Name: name, Namespace: ns},
+			InvolvedObject:      corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: uid, FieldPath: "spec.containers{app}"},
+			Reason:              step[0],
+			Message:             step[2],
+			Source:              corev1.EventSource{Component: step[1], Host: node},
+			FirstTimestamp:      now,
+			LastTimestamp:       now,
+			Count:               1,
+			Type:                corev1.EventTypeNormal,
+			ReportingController: step[1],
+			ReportingInstance:   node,
+		}, metav1.CreateOptions{})
+	}
+	if err == nil {
+		g.Normals.Add(1)
+	}
+	return err
+}
+
+// Create creates one Event: with NormalShare a pod start-up Normal Event, otherwise a Warning,
+// kubelet-style nine times in ten, scheduler-style otherwise.
 func (g *Generator) Create(ctx context.Context, r *rand.Rand) error {
+	if g.NormalShare > 0 && r.Float64() < g.NormalShare {
+		return g.createNormal(ctx)
+	}
+	return g.createWarning(ctx, r)
+}
+
+// createWarning creates one Warning Event: kubelet-style nine times in ten, scheduler-style
+// otherwise.
+func (g *Generator) createWarning(ctx context.Context, r *rand.Rand) error {
 	if r.IntN(10) == 0 {
 		return g.createScheduler(ctx)
 	}
@@ -188,7 +264,7 @@ func (g *Generator) Repeat(ctx context.Context, r *rand.Rand, l *live) error {
 	return nil
 }
 
-// Seed creates n Events as fast as the apiserver takes them.
+// Seed creates n Events as fast as the apiserver takes them (a NormalShare of them Normal).
 func (g *Generator) Seed(ctx context.Context, n int) error {
 	var next atomic.Int64
 	var first atomic.Value
@@ -240,9 +316,12 @@ func (g *Generator) Run(ctx context.Context, p Profile) (int64, time.Duration, e
 			r := rand.New(rand.NewPCG(uint64(w)+1000, uint64(time.Now().UnixNano())))
 			for range tickets {
 				var err error
-				if r.Float64() < p.CreateShare {
-					err = g.Create(ctx, r)
-				} else {
+				switch {
+				case g.NormalShare > 0 && r.Float64() < g.NormalShare:
+					err = g.createNormal(ctx)
+				case r.Float64() < p.CreateShare || g.Live() == 0:
+					err = g.createWarning(ctx, r)
+				default:
 					err = g.Repeat(ctx, r, g.pick(r))
 				}
 				if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -50,6 +51,7 @@ type settings struct {
 	lagRate      int // target writes/s of the lag phases
 	scrapers     int // concurrent full scrapers during the lag phases
 	viewCap      int // kubecause's --object-view.max-series
+	seriesCap    int // kubecause's --events.max-series
 	lag          bool
 	out          string
 	kcEnv        []string
@@ -87,15 +89,16 @@ func loadSettings() settings {
 		lagRate:    one("LOAD_LAG_RATE", 1000),
 		scrapers:   one("LOAD_SCRAPERS", 0),
 		viewCap:    one("LOAD_VIEW_CAP", 1000000),
+		seriesCap:  one("LOAD_SERIES_CAP", 100000),
 		lag:        os.Getenv("LOAD_LAG") != "0",
 		out:        os.Getenv("LOAD_OUT"),
 		kcEnv:      strings.Fields(os.Getenv("KUBECAUSE_ENV")),
 	}
 }
 
-// selectors are kubecause's default watches (--events.field-selector=type=Warning and the
-// default --events.normal-reason values); the floor opens the same ones.
-var selectors = []string{"type=Warning", "type=Normal,reason=SandboxChanged", "type=Normal,reason=BackOff"}
+// selectors are kubecause's default watches (--events.field-selector=type=Warning and one per
+// default --events.normal-reason); the floor opens the same ones.
+var selectors = defaultWatches
 
 // child is a measured process.
 type child struct {
@@ -237,6 +240,17 @@ type Result struct {
 	HeapInuseKC   float64 `json:"kubecause_heap_inuse_bytes"`
 	GoSysKC       float64 `json:"kubecause_go_sys_bytes"`
 	KubecauseArgs string  `json:"kubecause_env"`
+	// The control plane (kube-apiserver and etcd, from their /metrics): after the seed, the
+	// start-up of the three watchers (their initial lists: counts, CPU), and after the writes.
+	CPSeeded  cpSnapshot `json:"control_plane_seeded"`
+	CPStartup cpSnapshot `json:"control_plane_startup"`
+	CPEnd     cpSnapshot `json:"control_plane_end"`
+	// Initial lists (streamed: WATCH with sendInitialEvents) and LIST requests of Events during
+	// the start-up, the lists that took more than 60 s, and the longest one's bucket bound.
+	WatchLists      float64 `json:"initial_watch_lists"`
+	WatchListsOver  float64 `json:"initial_watch_lists_over_60s"`
+	WatchListMaxSec float64 `json:"initial_watch_list_max_bucket_seconds"`
+	Load1           float64 `json:"load_average_1m"`
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -339,6 +353,12 @@ func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
 	}
 	r.SeedSeconds = time.Since(start).Seconds()
 	t.Logf("seeded %d Events in %.1f s", n, r.SeedSeconds)
+	scr := cpScraper{api: cl.Client, etcdURL: cl.Env.ControlPlane.Etcd.URL.String(), hc: &http.Client{Timeout: time.Minute}}
+	cpRaw0, err := scr.read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.CPSeeded = scr.snapshot(t, ctx)
 
 	// Start-up: kubecause and the floors read the initial list of n Events.
 	kcAddr, err := framework.FreeAddr()
@@ -347,7 +367,7 @@ func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
 	}
 	kc := startChild(t, dir, "kubecause", s.kcEnv, kcBin,
 		"--web.listen-address="+kcAddr, "--kubeconfig="+cl.KubeconfigPath, "--log.level=info",
-		fmt.Sprintf("--object-view.max-series=%d", s.viewCap), "--events.max-series=100000")
+		fmt.Sprintf("--object-view.max-series=%d", s.viewCap), fmt.Sprintf("--events.max-series=%d", s.seriesCap))
 	fl := startChild(t, dir, "floor", nil, floorBin, floorArgs(cl.KubeconfigPath, "protobuf", filepath.Join(dir, "floor.stats"))...)
 	flj := startChild(t, dir, "floor-json", nil, floorBin, floorArgs(cl.KubeconfigPath, "json", filepath.Join(dir, "floor-json.stats"))...)
 	hc := &http.Client{Timeout: 30 * time.Second}
@@ -382,6 +402,15 @@ func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
 	}
 	t.Logf("synced: kubecause in %.1f s, peak %.1f MiB; floor peak %.1f MiB; floor-json peak %.1f MiB",
 		r.StartKC, mib(r.StartPeakKC), mib(r.StartPeakFl), mib(r.StartPeakFlJ))
+	cpRaw1, err := scr.read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.CPStartup = delta(r.CPSeeded, scr.snapshot(t, ctx))
+	r.WatchLists, r.WatchListsOver, r.WatchListMaxSec = watchLists(cpRaw0["apiserver"], cpRaw1["apiserver"])
+	t.Logf("control plane at start-up: %.0f initial lists (%.0f over 60 s, longest ≤ %g s), %.0f LISTs; apiserver %.1f CPU s, RSS %.0f MiB; etcd %.1f CPU s, RSS %.0f MiB, %.0f MiB sent",
+		r.WatchLists, r.WatchListsOver, r.WatchListMaxSec, r.CPStartup["api_list_requests"], r.CPStartup["api_cpu_seconds"], r.CPStartup["api_rss_bytes"]/(1<<20),
+		r.CPStartup["etcd_cpu_seconds"], r.CPStartup["etcd_rss_bytes"]/(1<<20), r.CPStartup["etcd_sent_bytes"]/(1<<20))
 	quiet(t, kc, fl, flj)
 	// RSS with exactly the n seeded Events live, once both processes have read them and gone quiet.
 	r.SyncedKC, r.SyncedFl = kc.stats(t).RSS, fl.stats(t).RSS
@@ -435,6 +464,8 @@ func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
 	}
 
 	// Steady state after the write phases.
+	r.CPEnd = delta(r.CPSeeded, scr.snapshot(t, ctx))
+	r.Load1 = loadAvg()
 	st := [3]ProcStats{kc.stats(t), fl.stats(t), flj.stats(t)}
 	r.SteadyKC, r.SteadyFl, r.SteadyFlJ = st[0].RSS, st[1].RSS, st[2].RSS
 	r.PeakKC, r.PeakFl = st[0].HWM, st[1].HWM
@@ -476,6 +507,56 @@ func runSize(t *testing.T, s settings, kcBin, floorBin string, n int) Result {
 			lagPhase(t, ctx, g, client, hc, kcAddr, s, "storm", 1))
 	}
 	return r
+}
+
+// watchLists reads, between two expositions of kube-apiserver's /metrics, the initial lists of
+// Events it streamed (apiserver_watch_list_duration_seconds), how many took more than 60 s and
+// the smallest bucket bound that holds them all: the longest took at most that long (0 if one
+// took longer than the last bound, 60 s, or there was none).
+func watchLists(before, after []byte) (n, over60, longest float64) {
+	const name = "apiserver_watch_list_duration_seconds"
+	b0, b1 := eventBuckets(before, name, `resource="events"`), eventBuckets(after, name, `resource="events"`)
+	n = b1["+Inf"] - b0["+Inf"]
+	over60 = n - (b1["60"] - b0["60"])
+	longest = math.MaxFloat64
+	for le, v := range b1 {
+		bound, err := strconv.ParseFloat(le, 64)
+		if err == nil && !math.IsInf(bound, 1) && v-b0[le] == n && bound < longest {
+			longest = bound
+		}
+	}
+	if longest == math.MaxFloat64 || n == 0 {
+		longest = 0
+	}
+	return n, over60, longest
+}
+
+// eventBuckets are the cumulative buckets (le → count) of a histogram's samples that contain
+// match, summed over their other labels.
+func eventBuckets(body []byte, name, match string) map[string]float64 {
+	out := map[string]float64{}
+	for _, l := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(l, name+"_bucket{") || !strings.Contains(l, match) {
+			continue
+		}
+		i := strings.Index(l, `le="`)
+		if i < 0 {
+			continue
+		}
+		le, rest, ok := strings.Cut(l[i+4:], `"`)
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest[strings.IndexByte(rest, '}')+1:])
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err == nil {
+			out[le] += v
+		}
+	}
+	return out
 }
 
 // liveEvents counts the Events kubecause's watches select, as the apiserver lists them.
@@ -804,6 +885,11 @@ func report(t *testing.T, r Result) {
 		name, mib(r.SteadyKC), mib(r.SteadyFl), mib(r.PeakKC), r.SteadyTracked, float64(r.SteadyKC-r.SteadyFl)/r.SteadyTracked)
 	fmt.Printf("%s/scrape 1 %.1f ms %d bytes %d samples %.1f heap-inuse-MiB %.1f go-sys-MiB\n",
 		name, r.ScrapeMS, r.ScrapeBytes, r.ScrapeSeries, r.HeapInuseKC/(1<<20), r.GoSysKC/(1<<20))
+	if r.CPStartup != nil && r.CPEnd != nil {
+		fmt.Printf("%s/control-plane 1 %.0f initial-lists %.0f lists-over-60s %.0f longest-list-le-s %.0f LISTs %.1f api-startup-cpu-s %.1f etcd-startup-cpu-s %.1f etcd-startup-sent-MiB %.0f api-rss-MiB %.0f etcd-rss-MiB %.1f load1\n",
+			name, r.WatchLists, r.WatchListsOver, r.WatchListMaxSec, r.CPStartup["api_list_requests"], r.CPStartup["api_cpu_seconds"], r.CPStartup["etcd_cpu_seconds"],
+			r.CPStartup["etcd_sent_bytes"]/(1<<20), r.CPEnd["api_rss_bytes"]/(1<<20), r.CPEnd["etcd_rss_bytes"]/(1<<20), r.Load1)
+	}
 	for _, l := range r.Lags {
 		if l.Probes > 0 {
 			fmt.Printf("%s/lag=%s 1 %.0f writes/s %.0f p50-ms %.0f p99-ms %.0f max-ms %.0f p99-from-ack-ms\n", name, l.Profile, l.Writes, l.P50MS, l.P99MS, l.MaxMS, l.AckP99MS)

@@ -4,7 +4,7 @@
 // core/v1 Events whose store decodes and discards what it receives. It opens the same watches
 // as kubecause (same field selectors, same content type, same streamed initial list), so any
 // event watcher pays at least what it pays; kubecause's CPU and memory are reported as a ratio
-// to it.
+// to it. --field-selector= (empty) is one watch of every Event: a plain informer.
 //
 //	floor --kubeconfig K --field-selector type=Warning [--field-selector …] [--content-type json]
 //	      [--stats-file F]
@@ -74,7 +74,7 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
 	contentType := flag.String("content-type", "protobuf", "protobuf or json")
 	statsFile := flag.String("stats-file", "", "file rewritten with the counters (empty: none)")
-	flag.Var(&sels, "field-selector", "server-side field selector of one watch (repeatable; default type=Warning)")
+	flag.Var(&sels, "field-selector", "server-side field selector of one watch (repeatable; empty: every Event; default type=Warning)")
 	flag.Parse()
 	if len(sels) == 0 {
 		sels = selectors{"type=Warning"}
