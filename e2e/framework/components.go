@@ -158,6 +158,10 @@ type PrometheusConfig struct {
 	// Cluster is set as the `cluster` target label on every scraped series (the mixin's
 	// clusterLabel), as a multi-cluster setup's relabelling would; empty: no such label.
 	Cluster string
+	// ResendDelay is how often Prometheus sends an unchanged firing alert again (0: 1 s). An
+	// alert is valid at Alertmanager for 4 times that (the 1 s evaluation interval being
+	// shorter): an evaluation stall longer than that resolves every alert there.
+	ResendDelay time.Duration
 }
 
 // Prometheus is a running Prometheus with its HTTP API client.
@@ -219,11 +223,15 @@ func StartPrometheus(name, bin, workDir, logDir, listen string, cfg PrometheusCo
 	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
 		return nil, err
 	}
+	resend := cfg.ResendDelay
+	if resend <= 0 {
+		resend = time.Second
+	}
 	p := NewProcess(name, logDir, bin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+listen,
-		"--rules.alert.resend-delay=1s",
+		"--rules.alert.resend-delay="+model.Duration(resend).String(),
 		"--web.enable-lifecycle",
 		"--log.level=info")
 	pr := &Prometheus{Component: Component{Process: p, Addr: listen}, API: &PromAPI{Base: "http://" + listen}}

@@ -34,6 +34,9 @@ type StackOptions struct {
 	MaxFor time.Duration
 	// AlertFor sets the `for` of the named alerts in the loaded copies, after MaxFor.
 	AlertFor map[string]time.Duration
+	// AlertResendDelay is Prometheus' --rules.alert.resend-delay (0: 1 s); Alertmanager holds
+	// a firing alert 4 times that long without news of it.
+	AlertResendDelay time.Duration
 	// PrometheusListen, AlertmanagerListen and KubecauseListen (the first replica) are
 	// host:port ("" = free 127.0.0.1 ports).
 	PrometheusListen   string
@@ -261,7 +264,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		} else if pg.Alertmanager, err = StartAlertmanager(amName, s.Bin.Alertmanager, o.WorkDir, s.LogDir, c.amListen, pg.Webhook.URL, inhibit); err != nil {
 			return nil, err
 		}
-		pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: pg.Alertmanager.Addr, RuleFiles: loaded, Cluster: o.Cluster}
+		pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: pg.Alertmanager.Addr, RuleFiles: loaded, Cluster: o.Cluster, ResendDelay: o.AlertResendDelay}
 		for _, k := range s.Kubecause {
 			pc.KubecauseTargets = append(pc.KubecauseTargets, k.Addr)
 		}
