@@ -206,11 +206,20 @@ local lib = import 'lib.libsonnet';
             expr: |||
               max by (%(cl)s, namespace, pod, node, workload_type, workload) (
                 (
-                  # The node of the pod now; during a scrape gap, the last one seen (a pod
-                  # that gets its node has two node values inside the gap window).
+                  # The node of the pod now; during a scrape gap or after the pod went, the
+                  # last one seen. A pod that got its node inside that window was seen without
+                  # it too: the node it got wins, or the pod would have two series here and
+                  # every join on this record would fail until the window passed.
                   max by (%(cl)s, namespace, pod, node) (kube_pod_info{%(ksm)s})
                   or
-                  (max by (%(cl)s, namespace, pod, node) (%(podInfo)s) unless on (%(cl)s, namespace, pod) kube_pod_info{%(ksm)s})
+                  (
+                    (
+                      max by (%(cl)s, namespace, pod, node) (%(podInfoScheduled)s)
+                      or on (%(cl)s, namespace, pod)
+                      max by (%(cl)s, namespace, pod, node) (%(podInfo)s)
+                    )
+                    unless on (%(cl)s, namespace, pod) kube_pod_info{%(ksm)s}
+                  )
                 )
                 * on (%(cl)s, namespace, pod) group_left (workload_type, workload)
                 (
@@ -223,7 +232,7 @@ local lib = import 'lib.libsonnet';
                   %(owner)s
                 )
               )
-            ||| % { cl: cl, ksm: ksm, podInfo: lib.ksm(cfg, 'kube_pod_info'), owner: rec.podOwner },
+            ||| % { cl: cl, ksm: ksm, podInfo: lib.ksm(cfg, 'kube_pod_info'), podInfoScheduled: lib.ksm(cfg, 'kube_pod_info', 'node!=""'), owner: rec.podOwner },
           },
         ] + [
           {

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"sigs.k8s.io/yaml"
 )
 
 // KSMResources are the kube-state-metrics resources the mixin reads.
@@ -42,15 +43,23 @@ func StartKubeStateMetrics(bin, kubeconfig, logDir string) (*Component, error) {
 		"--telemetry-host=127.0.0.1", fmt.Sprintf("--telemetry-port=%d", tport),
 		"--kubeconfig="+kubeconfig, "--resources="+KSMResources)
 	c := &Component{Process: p, Addr: fmt.Sprintf("127.0.0.1:%d", port)}
-	if err := p.Start(); err != nil {
-		return nil, err
-	}
-	// /metrics answers once the informers have synced.
-	if err := WaitHTTP(c.URL("/metrics"), 60*time.Second, p); err != nil {
-		_ = p.Stop()
+	if err := RestartKubeStateMetrics(c); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// RestartKubeStateMetrics starts the (stopped) kube-state-metrics again on the same address and
+// waits until it serves /metrics, which it does once its informers have synced.
+func RestartKubeStateMetrics(c *Component) error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	if err := WaitHTTP(c.URL("/metrics"), 60*time.Second, c.Process); err != nil {
+		_ = c.Stop()
+		return err
+	}
+	return nil
 }
 
 // Kubecause is one kubecause replica.
@@ -149,6 +158,10 @@ type PrometheusConfig struct {
 	// Cluster is set as the `cluster` target label on every scraped series (the mixin's
 	// clusterLabel), as a multi-cluster setup's relabelling would; empty: no such label.
 	Cluster string
+	// ResendDelay is how often Prometheus sends an unchanged firing alert again (0: 1 s). An
+	// alert is valid at Alertmanager for 4 times that (the 1 s evaluation interval being
+	// shorter): an evaluation stall longer than that resolves every alert there.
+	ResendDelay time.Duration
 }
 
 // Prometheus is a running Prometheus with its HTTP API client.
@@ -210,11 +223,15 @@ func StartPrometheus(name, bin, workDir, logDir, listen string, cfg PrometheusCo
 	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
 		return nil, err
 	}
+	resend := cfg.ResendDelay
+	if resend <= 0 {
+		resend = time.Second
+	}
 	p := NewProcess(name, logDir, bin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+listen,
-		"--rules.alert.resend-delay=1s",
+		"--rules.alert.resend-delay="+model.Duration(resend).String(),
 		"--web.enable-lifecycle",
 		"--log.level=info")
 	pr := &Prometheus{Component: Component{Process: p, Addr: listen}, API: &PromAPI{Base: "http://" + listen}}
@@ -252,16 +269,6 @@ func (p *Prometheus) Version() (string, error) {
 // mixin's rules/alertmanager/inhibit-rules.yaml) appended to the configuration. name names its
 // directory under workDir and its log.
 func StartAlertmanager(name, bin, workDir, logDir, listen, webhookURL string, inhibitRules []byte) (*Component, error) {
-	if listen == "" {
-		var err error
-		if listen, err = FreeAddr(); err != nil {
-			return nil, err
-		}
-	}
-	dir := filepath.Join(workDir, name)
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
-		return nil, err
-	}
 	cfg := fmt.Sprintf(`route:
   receiver: webhook
   group_by: ['...']
@@ -274,8 +281,79 @@ receivers:
       - url: %q
         send_resolved: true
 `, webhookURL) + string(inhibitRules)
+	return StartAlertmanagerConfig(name, bin, workDir, logDir, listen, []byte(cfg))
+}
+
+// ShippedRouteTimers are the timers the e2e Alertmanager gives the shipped route
+// (ShippedAlertmanagerConfig) instead of its 30s / 5m / 4h: the first notification of a group
+// 10 s after its first alert (long enough for an incident whose `for` is shorter than its pods'
+// alerts to arrive and mute them, as 30s is in production), changes of a group notified every
+// 10 s, and the repeat of an unchanged group kept at 4h, longer than any test, so that a
+// second notification of a group is a change, never a reminder.
+var ShippedRouteTimers = map[string]string{"group_wait": "10s", "group_interval": "10s", "repeat_interval": "4h"}
+
+// ShippedAlertmanagerConfig is the mixin's generated rules/alertmanager/alertmanager.yml (route,
+// grouping, sub-routes, inhibition rules) as shipped, with two changes: its receivers deliver to
+// webhookURL (with resolved notifications), and the route's timers, wherever set, are replaced
+// by timers (group_wait, group_interval, repeat_interval).
+func ShippedAlertmanagerConfig(root, webhookURL string, timers map[string]string) ([]byte, error) {
+	path := filepath.Join(root, "rules", "alertmanager", "alertmanager.yml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	receivers, _ := doc["receivers"].([]any)
+	if len(receivers) == 0 {
+		return nil, fmt.Errorf("%s: no receiver", path)
+	}
+	for _, r := range receivers {
+		rm, ok := r.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: receiver %v is not a map", path, r)
+		}
+		rm["webhook_configs"] = []any{map[string]any{"url": webhookURL, "send_resolved": true}}
+	}
+	route, ok := doc["route"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: no route", path)
+	}
+	var setTimers func(r map[string]any, top bool)
+	setTimers = func(r map[string]any, top bool) {
+		for k, v := range timers {
+			if _, set := r[k]; set || top {
+				r[k] = v
+			}
+		}
+		subs, _ := r["routes"].([]any)
+		for _, sub := range subs {
+			if sm, ok := sub.(map[string]any); ok {
+				setTimers(sm, false)
+			}
+		}
+	}
+	setTimers(route, true)
+	return yaml.Marshal(doc)
+}
+
+// StartAlertmanagerConfig starts Alertmanager with the configuration cfg on listen ("" = a free
+// port). name names its directory under workDir and its log.
+func StartAlertmanagerConfig(name, bin, workDir, logDir, listen string, cfg []byte) (*Component, error) {
+	if listen == "" {
+		var err error
+		if listen, err = FreeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	dir := filepath.Join(workDir, name)
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return nil, err
+	}
 	cfgPath := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		return nil, err
 	}
 	p := NewProcess(name, logDir, bin,

@@ -241,6 +241,8 @@ type ActiveAlert struct {
 	Labels      map[string]string
 	Annotations map[string]string
 	State       string
+	// ActiveAt is when the alert became pending: it changes only if the alert resolved between.
+	ActiveAt time.Time
 }
 
 // Alerts lists Prometheus' pending and firing alerts.
@@ -255,7 +257,7 @@ func (a *PromAPI) Alerts(ctx context.Context) ([]ActiveAlert, error) {
 	}
 	out := make([]ActiveAlert, 0, len(res.Alerts))
 	for _, x := range res.Alerts {
-		out = append(out, ActiveAlert{Labels: labelMap(x.Labels), Annotations: labelMap(x.Annotations), State: string(x.State)})
+		out = append(out, ActiveAlert{Labels: labelMap(x.Labels), Annotations: labelMap(x.Annotations), State: string(x.State), ActiveAt: x.ActiveAt})
 	}
 	return out, nil
 }

@@ -61,15 +61,24 @@ http:
 	}
 	p := NewProcess(name, logDir, bin, "serve", path)
 	r := &Registry{Component: &Component{Process: p, Addr: addr}, User: user, Password: password}
-	if err := p.Start(); err != nil {
-		return nil, err
-	}
-	// /v2/ answers 200 when open and 401 with auth: either means it serves.
-	if err := waitServing("http://"+addr+"/v2/", 30*time.Second, p); err != nil {
-		_ = p.Stop()
+	if err := r.Restart(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Restart starts the (stopped) registry again on the same address with the same storage, and
+// waits until it serves.
+func (r *Registry) Restart() error {
+	if err := r.Start(); err != nil {
+		return err
+	}
+	// /v2/ answers 200 when open and 401 with auth: either means it serves.
+	if err := waitServing(r.URL("/v2/"), 30*time.Second, r.Process); err != nil {
+		_ = r.Stop()
+		return err
+	}
+	return nil
 }
 
 // Push writes img to this registry as repo:tag and returns the reference pods use.

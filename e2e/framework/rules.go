@@ -94,6 +94,51 @@ func PrepareRuleFiles(files []string, dir string, maxFor time.Duration) ([]strin
 	return out, orig, nil
 }
 
+// SetAlertFor sets the `for` of the named alerts in rule files (rewritten in place), and fails
+// when an alert of fors is in none of them.
+func SetAlertFor(files []string, fors map[string]time.Duration) error {
+	seen := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		changed := false
+		groups, _ := doc["groups"].([]any)
+		for _, g := range groups {
+			gm, _ := g.(map[string]any)
+			rules, _ := gm["rules"].([]any)
+			for _, r := range rules {
+				rm, _ := r.(map[string]any)
+				name, _ := rm["alert"].(string)
+				if d, ok := fors[name]; ok {
+					rm["for"] = model.Duration(d).String()
+					seen[name], changed = true, true
+				}
+			}
+		}
+		if !changed {
+			continue
+		}
+		if b, err = yaml.Marshal(doc); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			return err
+		}
+	}
+	for name := range fors {
+		if !seen[name] {
+			return fmt.Errorf("no alert %s in the rule files", name)
+		}
+	}
+	return nil
+}
+
 // repoRunbook matches the mixin's default runbook links: the public repository's
 // docs/runbooks/[zh/]<page>.md.
 var repoRunbook = regexp.MustCompile(`https://github\.com/kubecause/kubecause/blob/main/docs/runbooks/(zh/)?([a-z0-9]+|README)\.md`)

@@ -32,6 +32,11 @@ type StackOptions struct {
 	RuleFiles []string
 	// MaxFor caps the alerts' `for` in the loaded rule copies (0: 5 s; negative: unchanged).
 	MaxFor time.Duration
+	// AlertFor sets the `for` of the named alerts in the loaded copies, after MaxFor.
+	AlertFor map[string]time.Duration
+	// AlertResendDelay is Prometheus' --rules.alert.resend-delay (0: 1 s); Alertmanager holds
+	// a firing alert 4 times that long without news of it.
+	AlertResendDelay time.Duration
 	// PrometheusListen, AlertmanagerListen and KubecauseListen (the first replica) are
 	// host:port ("" = free 127.0.0.1 ports).
 	PrometheusListen   string
@@ -50,6 +55,11 @@ type StackOptions struct {
 	// InhibitRules loads the mixin's inhibition rules (rules/alertmanager/inhibit-rules.yaml)
 	// into every Alertmanager, as docs/alerts.md tells users to.
 	InhibitRules bool
+	// ShippedRoute runs every Alertmanager on the shipped rules/alertmanager/alertmanager.yml
+	// (its route, grouping and inhibition rules; ShippedAlertmanagerConfig), the receiver
+	// delivering to the webhook and the timers ShippedRouteTimers, instead of a route that
+	// delivers every alert alone within a second. InhibitRules is then redundant.
+	ShippedRoute bool
 	// RealNode adds kube-controller-manager, kube-scheduler and one real node (containerd,
 	// runc, CNI bridge, kubelet) with the test images imported, so Kubernetes writes the Events.
 	RealNode bool
@@ -210,6 +220,11 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.OriginalFor = orig
+	if len(o.AlertFor) > 0 {
+		if err := SetAlertFor(loaded, o.AlertFor); err != nil {
+			return nil, err
+		}
+	}
 	if o.ServeRunbooks {
 		if err := linkServedRunbooks(loaded, external); err != nil {
 			return nil, err
@@ -237,10 +252,19 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 			return nil, err
 		}
 		amName := strings.Replace(c.name, "prometheus", "alertmanager", 1)
-		if pg.Alertmanager, err = StartAlertmanager(amName, s.Bin.Alertmanager, o.WorkDir, s.LogDir, c.amListen, pg.Webhook.URL, inhibit); err != nil {
+		if o.ShippedRoute {
+			cfg, err := ShippedAlertmanagerConfig(root, pg.Webhook.URL, ShippedRouteTimers)
+			if err != nil {
+				return nil, err
+			}
+			pg.Alertmanager, err = StartAlertmanagerConfig(amName, s.Bin.Alertmanager, o.WorkDir, s.LogDir, c.amListen, cfg)
+			if err != nil {
+				return nil, err
+			}
+		} else if pg.Alertmanager, err = StartAlertmanager(amName, s.Bin.Alertmanager, o.WorkDir, s.LogDir, c.amListen, pg.Webhook.URL, inhibit); err != nil {
 			return nil, err
 		}
-		pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: pg.Alertmanager.Addr, RuleFiles: loaded, Cluster: o.Cluster}
+		pc := PrometheusConfig{KSMTarget: s.KSM.Addr, Alertmanager: pg.Alertmanager.Addr, RuleFiles: loaded, Cluster: o.Cluster, ResendDelay: o.AlertResendDelay}
 		for _, k := range s.Kubecause {
 			pc.KubecauseTargets = append(pc.KubecauseTargets, k.Addr)
 		}
@@ -259,8 +283,8 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		if err := checkRulesHealthy(ctx, pg.Prometheus, len(loaded) > 0, false); err != nil {
 			return nil, fmt.Errorf("%s: %w", pg, err)
 		}
-		s.logf("%s at %s (targets up, %d rule files, alert `for` capped at %s) and alertmanager at %s (inhibition rules: %v) in %s",
-			pg, pg.Prometheus.Addr, len(loaded), maxFor, pg.Alertmanager.Addr, o.InhibitRules, time.Since(t).Round(time.Millisecond))
+		s.logf("%s at %s (targets up, %d rule files, alert `for` capped at %s, set %v) and alertmanager at %s (inhibition rules: %v, shipped route: %v) in %s",
+			pg, pg.Prometheus.Addr, len(loaded), maxFor, o.AlertFor, pg.Alertmanager.Addr, o.InhibitRules || o.ShippedRoute, o.ShippedRoute, time.Since(t).Round(time.Millisecond))
 	}
 	s.StartupTime = time.Since(start)
 	return s, nil

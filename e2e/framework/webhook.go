@@ -48,14 +48,46 @@ func (n Notification) String() string {
 	return b.String()
 }
 
+// Delivery is one notification as Alertmanager sends it: the alerts of one group (firing and,
+// with send_resolved, resolved) delivered together, which a pager shows as one page.
+type Delivery struct {
+	// GroupKey identifies the route and group; GroupLabels are the group_by labels' values.
+	GroupKey    string
+	GroupLabels map[string]string
+	Status      string // firing (any alert of the group fires) | resolved
+	Alerts      []Notification
+	Received    time.Time
+}
+
+// Has reports whether an alert of the delivery matches every label of match and, when status is
+// not empty, has that status.
+func (d Delivery) Has(match map[string]string, status string) bool {
+	for _, a := range d.Alerts {
+		if labelsMatch(a.Labels, match) && (status == "" || a.Status == status) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d Delivery) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s group %v:", d.Received.Format("15:04:05.000"), d.Status, d.GroupLabels)
+	for _, a := range d.Alerts {
+		fmt.Fprintf(&b, "\n    %v", a)
+	}
+	return b.String()
+}
+
 // Webhook is the receiver Alertmanager delivers to: it records what a pager would get.
 type Webhook struct {
 	URL string
 
-	srv      *http.Server
-	mu       sync.Mutex
-	received []Notification
-	changed  chan struct{}
+	srv        *http.Server
+	mu         sync.Mutex
+	received   []Notification
+	deliveries []Delivery
+	changed    chan struct{}
 }
 
 // StartWebhook serves the receiver on 127.0.0.1 at a free port.
@@ -74,7 +106,10 @@ func StartWebhook() (*Webhook, error) {
 
 func (w *Webhook) handle(rw http.ResponseWriter, r *http.Request) {
 	var msg struct {
-		Alerts []Notification `json:"alerts"`
+		GroupKey    string            `json:"groupKey"`
+		GroupLabels map[string]string `json:"groupLabels"`
+		Status      string            `json:"status"`
+		Alerts      []Notification    `json:"alerts"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
@@ -82,10 +117,13 @@ func (w *Webhook) handle(rw http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now()
 	w.mu.Lock()
+	d := Delivery{GroupKey: msg.GroupKey, GroupLabels: msg.GroupLabels, Status: msg.Status, Received: now}
 	for _, a := range msg.Alerts {
 		a.Received = now
 		w.received = append(w.received, a)
+		d.Alerts = append(d.Alerts, a)
 	}
+	w.deliveries = append(w.deliveries, d)
 	close(w.changed)
 	w.changed = make(chan struct{})
 	w.mu.Unlock()
@@ -99,6 +137,13 @@ func (w *Webhook) All() []Notification {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]Notification(nil), w.received...)
+}
+
+// Deliveries returns every notification received (one per group delivery), in order.
+func (w *Webhook) Deliveries() []Delivery {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Delivery(nil), w.deliveries...)
 }
 
 // Current returns the latest state of each alert (by fingerprint) that matches every label of
@@ -183,4 +228,39 @@ func labelsMatch(have, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// AlertmanagerAlert is an alert as Alertmanager holds it (/api/v2/alerts).
+type AlertmanagerAlert struct {
+	Labels      map[string]string `json:"labels"`
+	Fingerprint string            `json:"fingerprint"`
+	Status      struct {
+		State       string   `json:"state"` // active | suppressed | unprocessed
+		InhibitedBy []string `json:"inhibitedBy"`
+		SilencedBy  []string `json:"silencedBy"`
+	} `json:"status"`
+}
+
+// AlertmanagerAlerts lists the alerts Alertmanager am holds (firing ones, inhibited included)
+// whose labels match every pair of match.
+func AlertmanagerAlerts(am *Component, match map[string]string) ([]AlertmanagerAlert, error) {
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(am.URL("/api/v2/alerts"))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("alertmanager /api/v2/alerts: %s", resp.Status)
+	}
+	var all []AlertmanagerAlert
+	if err := json.NewDecoder(resp.Body).Decode(&all); err != nil {
+		return nil, fmt.Errorf("alertmanager /api/v2/alerts: %w", err)
+	}
+	var out []AlertmanagerAlert
+	for _, a := range all {
+		if labelsMatch(a.Labels, match) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
