@@ -77,6 +77,9 @@
     // it; its per-pod alerts are inhibited. Its `for` is shorter than the per-pod alerts' so
     // it is firing before they are and they never notify on their own.
     incidentMinWorkloads: 3,
+    // An incident that had incidentMinWorkloads within this long stays firing while any of its
+    // workloads still fails: pods that recover last are not paged one by one after it resolved.
+    incidentHoldFor: '1h',
     incidentFor: '5m',
     incidentSeverity: 'critical',
     // A state source (kube-state-metrics, kubecause) that stops being scraped freezes the

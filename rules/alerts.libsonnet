@@ -83,7 +83,11 @@ local lib = import 'lib.libsonnet';
           // cause, target), so they never notify on their own.
           {
             alert: 'KubecauseIncident',
-            expr: '%s >= %d\n' % [lib.records.incidentWorkloads, cfg.incidentMinWorkloads],
+            expr: |||
+              %(rec)s >= %(min)d
+              or
+              (%(rec)s and max_over_time(%(rec)s[%(hold)s]) >= %(min)d)
+            ||| % { rec: lib.records.incidentWorkloads, min: cfg.incidentMinWorkloads, hold: cfg.incidentHoldFor },
             'for': cfg.incidentFor,
             keep_firing_for: cfg.staleTolerance,
             labels: { severity: cfg.incidentSeverity },

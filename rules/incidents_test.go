@@ -65,6 +65,10 @@ var incidentNotifications = map[string][]string{
 		"20m firing node=n5: KubecausePodEvicted",
 		"1h10m resolved node=n5: KubecausePodEvicted",
 	},
+	"incident: the registry outage's workloads recover one after another": {
+		"6m firing cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
+		"38m resolved cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
+	},
 	"a CronJob whose runs fail is one workload": {
 		"11m firing namespace=ops,workload=backup,workload_type=CronJob: KubecausePodImagePullFailing",
 	},
