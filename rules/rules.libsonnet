@@ -305,10 +305,14 @@ local lib = import 'lib.libsonnet';
           {
             // Nodes whose pressure held for nodePressureFor, as KubecauseNodePressure needs to
             // fire: the evictions on them are its detail (KubecausePodEvicted).
+            // (A node reported nodePressureFor ago: the window of a node that just joined holds
+            // only its few samples.)
             record: rec.nodePressureHeld,
             expr: |||
               max by (%(cl)s, node) (%(held)s) == 1
-            ||| % { cl: cl, held: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"', 'min_over_time', cfg.nodePressureFor) },
+              and on (%(cl)s, node)
+              max by (%(cl)s, node) (%(cond)s offset %(for)s)
+            ||| % { cl: cl, 'for': cfg.nodePressureFor, cond: 'kube_node_status_condition{%s, condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"}' % ksm, held: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"', 'min_over_time', cfg.nodePressureFor) },
           },
           {
             // Workloads failing per platform cause and shared target: the incident's measure.
