@@ -3,6 +3,7 @@ package framework
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -57,33 +58,39 @@ func DistinctMessages(in []RealMessage) []RealMessage {
 	return out
 }
 
-// MergeRealMessages adds the messages not yet in the fixture at path (by masked text) with
-// cause TODO, keeps every existing entry and its cause, records versions, and returns how many
-// were added.
+// MergeRealMessages merges one recording — the messages a node of the given versions wrote —
+// into the fixture at path: a message not yet in it (by masked text) is added with cause TODO,
+// a known one keeps its cause; each seen message names this recording (corpus.RecordingName of
+// versions) in its SeenWith, and the recording's versions are kept beside the others'. Returns
+// how many messages were added.
 func MergeRealMessages(path string, msgs []RealMessage, versions map[string]string) (int, error) {
 	f, err := corpus.LoadRealNode(path)
 	if err != nil && !os.IsNotExist(err) {
 		return 0, err
 	}
-	seen := map[string]bool{}
-	for _, m := range f.Messages {
-		seen[messageKey(RealMessage{RealNodeMessage: m})] = true
+	rec := corpus.RecordingName(versions)
+	if f.Recordings == nil {
+		f.Recordings = map[string]map[string]string{}
+	}
+	f.Recordings[rec] = versions
+	index := map[string]int{}
+	for i, m := range f.Messages {
+		index[messageKey(RealMessage{RealNodeMessage: m})] = i
 	}
 	added := 0
 	for _, m := range msgs {
-		if seen[messageKey(m)] {
-			continue
+		k := messageKey(m)
+		i, ok := index[k]
+		if !ok {
+			m.Cause, m.SeenWith = "TODO", nil
+			f.Messages = append(f.Messages, m.RealNodeMessage)
+			i = len(f.Messages) - 1
+			index[k] = i
+			added++
 		}
-		seen[messageKey(m)] = true
-		m.Cause = "TODO"
-		f.Messages = append(f.Messages, m.RealNodeMessage)
-		added++
-	}
-	if f.Versions == nil {
-		f.Versions = map[string]string{}
-	}
-	for k, v := range versions {
-		f.Versions[k] = v
+		if !slices.Contains(f.Messages[i].SeenWith, rec) {
+			f.Messages[i].SeenWith = append(f.Messages[i].SeenWith, rec)
+		}
 	}
 	out, err := yaml.Marshal(f)
 	if err != nil {

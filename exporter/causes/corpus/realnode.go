@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -18,8 +19,11 @@ const RealNodeFile = DataDir + "/real-node.yaml"
 
 // RealNodeMessages is that file.
 type RealNodeMessages struct {
-	Versions map[string]string `json:"versions"`
-	Messages []RealNodeMessage `json:"messages"`
+	// Recordings are the node's versions (kubelet, containerRuntime, runc, kernel) in each
+	// recording, by the recording's name (RecordingName): the node runs other versions over
+	// time, and a message is true only of the versions that wrote it.
+	Recordings map[string]map[string]string `json:"recordings"`
+	Messages   []RealNodeMessage            `json:"messages"`
 }
 
 // RealNodeMessage is one distinct message and the cause assigned to it.
@@ -30,6 +34,28 @@ type RealNodeMessage struct {
 	Kind      string `json:"kind"`
 	Message   string `json:"message"`
 	Cause     string `json:"cause"`
+	// SeenWith names the recordings (keys of Recordings) whose node wrote this message.
+	SeenWith []string `json:"seenWith"`
+}
+
+// RecordingName names a recording by the node versions that shape the messages: the kubelet
+// and the container runtime ("kubelet v1.35.4, containerd 1.6.20").
+func RecordingName(versions map[string]string) string {
+	var parts []string
+	if v := versions["kubelet"]; v != "" {
+		parts = append(parts, "kubelet "+v)
+	}
+	if v := versions["containerRuntime"]; v != "" {
+		// "containerd://2.4.2" as the Node reports it.
+		if name, ver, ok := strings.Cut(v, "://"); ok {
+			v = name + " " + ver
+		}
+		parts = append(parts, v)
+	}
+	if len(parts) == 0 {
+		return "unknown versions"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // LoadRealNode reads and strictly decodes a real-node message file.
@@ -42,6 +68,13 @@ func LoadRealNode(path string) (RealNodeMessages, error) {
 	if err := yaml.UnmarshalStrict(b, &f); err != nil {
 		return f, fmt.Errorf("%s: %w", path, err)
 	}
+	for _, m := range f.Messages {
+		for _, r := range m.SeenWith {
+			if _, ok := f.Recordings[r]; !ok {
+				return f, fmt.Errorf("%s: %s %q seen with %q, which is not among the recordings", path, m.Reason, m.Message, r)
+			}
+		}
+	}
 	return f, nil
 }
 
@@ -50,22 +83,30 @@ func LoadRealNode(path string) (RealNodeMessages, error) {
 func RealNodeMarkdown(t *causes.Table, f RealNodeMessages) []byte {
 	var b bytes.Buffer
 	b.WriteString("\n## Messages from the real node\n\n")
-	var vs []string
-	for k, v := range f.Versions {
-		vs = append(vs, k+" "+v)
+	names := make([]string, 0, len(f.Recordings))
+	for name := range f.Recordings {
+		names = append(names, name)
 	}
-	sort.Strings(vs)
+	sort.Strings(names)
 	fmt.Fprintf(&b, "Every distinct message the real components wrote in the e2e real-node test (docs/e2e.md), byte\n"+
 		"for byte, with the cause assigned to it and the table's cause (`%s`; `make real-messages`\n"+
-		"records new ones). Versions: %s.\n\n", RealNodeFile, codeList(vs))
-	b.WriteString("| type | reason | component | kind | message | cause | table |\n|---|---|---|---|---|---|---|\n")
+		"records new ones), and the node versions that wrote it. Recordings:\n\n", RealNodeFile)
+	for _, name := range names {
+		var vs []string
+		for k, v := range f.Recordings[name] {
+			vs = append(vs, k+" "+v)
+		}
+		sort.Strings(vs)
+		fmt.Fprintf(&b, "- %s: %s\n", name, codeList(vs))
+	}
+	b.WriteString("\n| type | reason | component | kind | message | cause | table | seen with |\n|---|---|---|---|---|---|---|---|\n")
 	for _, m := range f.Messages {
 		got := t.Classify(m.Reason, m.Message).Cause
 		mark := code(got)
 		if got != m.Cause {
 			mark += " ✗"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Type, code(m.Reason), m.Component, m.Kind, code(m.Message), code(m.Cause), mark)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Type, code(m.Reason), m.Component, m.Kind, code(m.Message), code(m.Cause), mark, strings.Join(m.SeenWith, "; "))
 	}
 	return b.Bytes()
 }

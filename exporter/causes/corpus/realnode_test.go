@@ -33,5 +33,5 @@ func TestRealNodeMessages(t *testing.T) {
 			t.Errorf("%s %s from %s (%s): got %s (rule %q), want %s\n  %q", m.Type, m.Reason, m.Component, m.Kind, got.Cause, got.Rule, m.Cause, m.Message)
 		}
 	}
-	t.Logf("%d real messages from %v", len(f.Messages), f.Versions)
+	t.Logf("%d real messages from %d recordings: %v", len(f.Messages), len(f.Recordings), f.Recordings)
 }
