@@ -79,6 +79,11 @@ state = %q
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
 
+# NRI (on by default in 2.x) would serve /var/run/nri/nri.sock, one path for every containerd
+# on the host and left behind when it stops; no NRI plugin runs here.
+[plugins."io.containerd.nri.v1.nri"]
+  disable = true
+
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
   [plugins."io.containerd.cri.v1.images".pinned_images]

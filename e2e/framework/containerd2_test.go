@@ -92,6 +92,7 @@ func TestContainerdConfigV3(t *testing.T) {
 			want(grpc, "address", q(p.Socket))
 			want(ttrpc, "address", q(p.Socket+".ttrpc"))
 			want("plugins.'io.containerd.internal.v1.opt'", "path", q(p.Opt))
+			want("plugins.'io.containerd.nri.v1.nri'", "disable", "true")
 			images := "plugins.'io.containerd.cri.v1.images'"
 			want(images, "snapshotter", q("overlayfs"))
 			want(images+".pinned_images", "sandbox", q(PauseImage))
