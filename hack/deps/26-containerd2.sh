@@ -5,7 +5,7 @@
 # go build (215 s cold on 2 cores, 0 s when cached), statically (CGO off: no btrfs snapshotter,
 # which the node does not use), cached as $KUBECAUSE_CACHE/containerd-<version>/bin/{containerd,
 # containerd-shim-runc-v2,ctr}, the three together in one directory per version (the node's
-# configuration names the shim by its path: on PATH containerd would find Debian's 1.6 shim).
+# configuration names the shim by its path: on PATH containerd could find a Debian 1.6 shim).
 # runc and crun come from Debian (00-apt.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
