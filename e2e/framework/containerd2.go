@@ -6,10 +6,9 @@ import (
 	"strings"
 )
 
-// The real node on containerd 2.x (docs/e2e.md, "Runtimes"). Not used yet: the node runs
-// Debian's containerd 1.6 with the version 2 configuration of startContainerd. Moving it is
-// startContainerd writing containerdConfigV3(n.containerdV3Params(…)) and running the binaries
-// of hack/deps/26-containerd2.sh (Containerd2Dir) with the kubelet of 27-kubelet-next.sh.
+// The real node's containerd 2.x (docs/e2e.md, "Runtimes"): the binaries of
+// hack/deps/26-containerd2.sh (Containerd2Dir), started by startContainerd with
+// containerdConfigV3. The kubelet of 27-kubelet-next.sh (1.37) waits for a 1.37 control plane.
 const (
 	// Containerd2Version is the containerd release hack/deps/26-containerd2.sh builds.
 	Containerd2Version = "v2.4.2"

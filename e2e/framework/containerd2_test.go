@@ -40,7 +40,7 @@ func containerd2Binary(t *testing.T) string {
 	t.Helper()
 	bin := firstExecutable(os.Getenv("CONTAINERD2_BIN"), filepath.Join(Containerd2Dir(), "containerd"))
 	if bin == "" {
-		t.Skipf("containerd %s not built (KUBECAUSE_NEXT_NODE=1 bash hack/deps/26-containerd2.sh)", Containerd2Version)
+		t.Skipf("containerd %s not built (bash hack/deps/26-containerd2.sh)", Containerd2Version)
 	}
 	return bin
 }

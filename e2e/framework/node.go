@@ -22,7 +22,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Versions of the real node's components (hack/deps/25-node-tools.sh, Debian packages).
+// Versions of the real node's components (hack/deps/25-node-tools.sh; containerd: Containerd2Version,
+// hack/deps/26-containerd2.sh; runc and the CNI plugins: Debian packages).
 const (
 	KubeletVersion = "v1.35.4"
 	// podSubnets is where each node's CNI bridge range comes from: a /24 of 198.18.0.0/15
@@ -49,10 +50,13 @@ type NodeBinaries struct {
 	ControllerManager string
 	Scheduler         string
 	Kubelet           string
-	Containerd        string
-	Runc              string
-	Ctr               string
-	CNIDir            string
+	// Containerd, Shim and Ctr are containerd 2.x, its runc shim and its ctr, of one release
+	// (Containerd2Dir); every runtime handler names the shim by its path.
+	Containerd string
+	Shim       string
+	Ctr        string
+	Runc       string
+	CNIDir     string
 }
 
 // FindNodeBinaries locates the node's binaries; it fails with what is missing.
@@ -61,21 +65,23 @@ func FindNodeBinaries() (NodeBinaries, error) {
 		ControllerManager: firstExecutable(os.Getenv("KUBE_CONTROLLER_MANAGER_BIN"), filepath.Join(CacheDir(), "bin", "kube-controller-manager-"+KubeVersion)),
 		Scheduler:         firstExecutable(os.Getenv("KUBE_SCHEDULER_BIN"), filepath.Join(CacheDir(), "bin", "kube-scheduler-"+KubeVersion)),
 		Kubelet:           firstExecutable(os.Getenv("KUBELET_BIN"), filepath.Join(CacheDir(), "bin", "kubelet-"+KubeletVersion)),
-		Containerd:        firstExecutable("containerd"),
+		Containerd:        firstExecutable(filepath.Join(Containerd2Dir(), "containerd")),
+		Shim:              firstExecutable(filepath.Join(Containerd2Dir(), "containerd-shim-runc-v2")),
+		Ctr:               firstExecutable(filepath.Join(Containerd2Dir(), "ctr")),
 		Runc:              firstExecutable("runc"),
-		Ctr:               firstExecutable("ctr"),
 		CNIDir:            "/usr/lib/cni",
 	}
 	var missing []string
 	for name, p := range map[string]string{
-		"kube-controller-manager (hack/deps/20-e2e-tools.sh)":        b.ControllerManager,
-		"kube-scheduler (hack/deps/20-e2e-tools.sh)":                 b.Scheduler,
-		"kubelet (hack/deps/25-node-tools.sh)":                       b.Kubelet,
-		"containerd (Debian containerd)":                             b.Containerd,
-		"runc (Debian runc)":                                         b.Runc,
-		"ctr (Debian containerd)":                                    b.Ctr,
+		"kube-controller-manager (hack/deps/20-e2e-tools.sh)":                              b.ControllerManager,
+		"kube-scheduler (hack/deps/20-e2e-tools.sh)":                                       b.Scheduler,
+		"kubelet (hack/deps/25-node-tools.sh)":                                             b.Kubelet,
+		"containerd " + Containerd2Version + " (hack/deps/26-containerd2.sh)":              b.Containerd,
+		"containerd-shim-runc-v2 " + Containerd2Version + " (hack/deps/26-containerd2.sh)": b.Shim,
+		"ctr " + Containerd2Version + " (hack/deps/26-containerd2.sh)":                     b.Ctr,
+		"runc (Debian runc)": b.Runc,
 		"the CNI bridge plugin (Debian containernetworking-plugins)": firstExecutable(filepath.Join(b.CNIDir, "bridge")),
-		"ip (Debian iproute2)":                                       firstExecutable("ip"),
+		"ip (Debian iproute2)": firstExecutable("ip"),
 	} {
 		if p == "" {
 			missing = append(missing, name)
@@ -318,9 +324,10 @@ const cniNetwork = "kubecause-e2e"
 
 // writeCNIConfig writes the bridge + host-local network on the node's subnet, gateway .1,
 // handing out addresses from first to last (the whole subnet when both are empty). containerd
-// 1.6 reloads its CNI configuration on a write, rename or removal in the directory, not on a
-// create: the file is written under a name the CNI does not load (.tmp) and renamed over the
-// old one, so containerd reloads (on the rename) and never loads a half-written file.
+// reloads its CNI configuration on a write, rename or removal in the directory (1.6 not on a
+// create; 2.4 reloads on the rename too, docs/e2e.md "Runtimes"): the file is written under a
+// name the CNI does not load (.tmp) and renamed over the old one, so containerd reloads (on the
+// rename) and never loads a half-written file.
 func (n *Node) writeCNIConfig(first, last string) error {
 	r := map[string]string{"subnet": n.PodSubnet, "gateway": strings.TrimSuffix(n.PodSubnet, "0/24") + "1"}
 	if first != "" {
@@ -360,49 +367,12 @@ func (n *Node) LimitPodAddresses() (string, error) {
 // RestorePodAddresses lets the CNI hand out the whole subnet again.
 func (n *Node) RestorePodAddresses() error { return n.writeCNIConfig("", "") }
 
+// startContainerd writes the node's containerd 2.x configuration (containerdConfigV3) and
+// starts containerd, waiting until it answers on its socket.
 func (n *Node) startContainerd(sandboxImage string) error {
-	cfg := fmt.Sprintf(`version = 2
-root = %q
-state = %q
-
-[grpc]
-  address = %q
-
-[ttrpc]
-  address = %q
-
-[plugins."io.containerd.internal.v1.opt"]
-  path = %q
-
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = %q
-  # The sandbox of the tests cannot lower oom_score_adj (no CAP_SYS_RESOURCE).
-  restrict_oom_score_adj = true
-  enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        # runc's state beside containerd's, not in the host's /run/containerd/runc.
-        Root = %q
-    # Seed S10: a runc whose state root is a full filesystem (SmallDiskDir), for one pod's
-    # RuntimeClass.
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s.options]
-        Root = %q
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = %q
-    conf_dir = %q
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = %q
-`,
-		filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
-		n.Socket, n.Socket+".ttrpc", filepath.Join(n.Dir, "containerd", "opt"), sandboxImage,
-		filepath.Join(n.Dir, "containerd", "runc"),
-		SmallDiskRuntimeHandler, SmallDiskRuntimeHandler, filepath.Join(n.SmallDiskDir, "runc"), n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "net.d"), n.RegistryHosts)
+	// No crun handler: crun cannot run a container on a host with cgroup v1 controllers
+	// (docs/e2e.md, "Runtimes"), and no scenario uses it.
+	cfg := containerdConfigV3(n.containerdV3Params(sandboxImage, n.Bin.Shim, ""))
 	path := filepath.Join(n.Dir, "containerd", "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return err
@@ -884,17 +854,32 @@ func (n *Node) readBundles() bundles {
 			}
 		}
 		// "unix:///run/containerd/s/<hash>": only a socket in containerd's shim directory.
-		if data, err := os.ReadFile(filepath.Join(dir, "address")); err == nil {
-			sock := strings.TrimPrefix(strings.TrimSpace(string(data)), "unix://")
-			if strings.HasPrefix(sock, "/run/containerd/s/") && !seen[sock] {
-				seen[sock] = true
-				b.shimSockets = append(b.shimSockets, sock)
-			}
+		if sock := shimSocket(dir); strings.HasPrefix(sock, "/run/containerd/s/") && !seen[sock] {
+			seen[sock] = true
+			b.shimSockets = append(b.shimSockets, sock)
 		}
 	}
 	n.seenNetns = append(n.seenNetns, b.netns...)
 	n.seenSockets = append(n.seenSockets, b.shimSockets...)
 	return b
+}
+
+// shimSocket is the path of the shim's socket a task bundle records: containerd 2.x writes it
+// in bootstrap.json ({"version":2,"address":"unix:///run/containerd/s/<hash>","protocol":"ttrpc"}),
+// containerd 1.x in a file "address". "" when neither names one.
+func shimSocket(bundle string) string {
+	var addr string
+	if data, err := os.ReadFile(filepath.Join(bundle, "bootstrap.json")); err == nil {
+		var p struct {
+			Address string `json:"address"`
+		}
+		if json.Unmarshal(data, &p) == nil {
+			addr = p.Address
+		}
+	} else if data, err := os.ReadFile(filepath.Join(bundle, "address")); err == nil {
+		addr = strings.TrimSpace(string(data))
+	}
+	return strings.TrimPrefix(addr, "unix://")
 }
 
 // removeNetwork deletes this node's network namespaces — the ones its sandboxes used, and any

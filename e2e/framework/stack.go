@@ -332,8 +332,8 @@ func (s *Stack) startRealNode(ctx context.Context) error {
 			return err
 		}
 	}
-	s.logf("node %s Ready (kubelet %s, containerd + runc, CNI bridge %s on %s) in %s",
-		s.Node.Name, KubeletVersion, s.Node.Bridge, s.Node.PodSubnet, time.Since(t).Round(time.Millisecond))
+	s.logf("node %s Ready (kubelet %s, containerd %s + runc, CNI bridge %s on %s) in %s",
+		s.Node.Name, KubeletVersion, Containerd2Version, s.Node.Bridge, s.Node.PodSubnet, time.Since(t).Round(time.Millisecond))
 	return nil
 }
 

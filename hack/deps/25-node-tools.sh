@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The real node of the e2e tests and the demo (docs/e2e.md): a kubelet built from a pinned
 # k8s.io/kubernetes release by the wrapper module hack/tools/kubelet (≈ 3 min cold on 2 cores,
-# 0 s when cached as $KUBECAUSE_CACHE/bin/kubelet-<version>). containerd, runc and the CNI
-# plugins come from Debian (00-apt.sh); kube-controller-manager and kube-scheduler from
-# 20-e2e-tools.sh. Kubernetes 1.35 is the last release that supports containerd 1.x.
+# 0 s when cached as $KUBECAUSE_CACHE/bin/kubelet-<version>). containerd 2.x comes from
+# 26-containerd2.sh, runc and the CNI plugins from Debian (00-apt.sh), kube-controller-manager and
+# kube-scheduler from 20-e2e-tools.sh. Kubelet 1.35 runs on containerd 1.x and 2.x.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}

@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# containerd 2.x for the real node on today's versions (docs/e2e.md, "Runtimes"): containerd,
+# containerd 2.x, the real node's runtime (docs/e2e.md, "Runtimes"): containerd,
 # containerd-shim-runc-v2 and ctr built from a pinned github.com/containerd/containerd/v2 release
 # by the wrapper module hack/tools/containerd (its go.mod names the three mains as tools), in one
 # go build (215 s cold on 2 cores, 0 s when cached), statically (CGO off: no btrfs snapshotter,
 # which the node does not use), cached as $KUBECAUSE_CACHE/containerd-<version>/bin/{containerd,
 # containerd-shim-runc-v2,ctr}, the three together in one directory per version (the node's
-# configuration names the shim by its path: on PATH containerd would find Debian's 1.6 shim).
+# configuration names the shim by its path: on PATH containerd could find a Debian 1.6 shim).
 # runc and crun come from Debian (00-apt.sh).
-# Opt-in until the real node switches to it: runs only with KUBECAUSE_NEXT_NODE=1, so that
-# `make deps` (and CI, whose 90 minutes are nearly used) builds nothing that no test uses yet.
 set -euo pipefail
-[ "${KUBECAUSE_NEXT_NODE:-0}" = 1 ] || exit 0
 cd "$(dirname "$0")/../.."
 KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}
 CONTAINERD_VERSION=v2.4.2
