@@ -22,7 +22,6 @@ fi
 export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-assets}
 bash hack/deps/00-apt.sh
 bash hack/deps/20-e2e-tools.sh
-bash hack/deps/25-node-tools.sh
 bash hack/deps/26-containerd2.sh
 mkdir -p bin
 go build -o bin/kubecause-demo ./e2e/demo

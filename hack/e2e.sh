@@ -9,7 +9,6 @@ export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-ass
 # Builds the control plane, kube-state-metrics, Prometheus 3, the kubelet and containerd once per version (cached), links the assets.
 bash hack/deps/20-e2e-tools.sh
 bash hack/deps/22-prometheus3.sh
-bash hack/deps/25-node-tools.sh
 bash hack/deps/26-containerd2.sh
 # The binary under test is the tree's, never a stale one (a cache hit when make build just ran).
 go build -ldflags "$(bash hack/ldflags.sh)" -o bin/kubecause ./exporter/cmd/kubecause

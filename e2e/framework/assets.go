@@ -9,9 +9,10 @@ import (
 	"github.com/kubecause/kubecause/internal/repo"
 )
 
-// Versions of the components built by hack/deps/20-e2e-tools.sh.
+// Versions of the components built by hack/deps/20-e2e-tools.sh: KubeVersion is the release of
+// the control plane and of the real node's kubelet (KubeletVersion), built by one go build.
 const (
-	KubeVersion = "v1.36.3"
+	KubeVersion = "v1.37.2"
 	KSMVersion  = "v2.20.0"
 )
 

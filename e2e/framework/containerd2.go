@@ -8,7 +8,7 @@ import (
 
 // The real node's containerd 2.x (docs/e2e.md, "Runtimes"): the binaries of
 // hack/deps/26-containerd2.sh (Containerd2Dir), started by startContainerd with
-// containerdConfigV3. The kubelet of 27-kubelet-next.sh (1.37) waits for a 1.37 control plane.
+// containerdConfigV3, under the kubelet of KubeletVersion (1.36 and newer need containerd 2.x).
 const (
 	// Containerd2Version is the containerd release hack/deps/26-containerd2.sh builds.
 	Containerd2Version = "v2.4.2"

@@ -22,10 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Versions of the real node's components (hack/deps/25-node-tools.sh; containerd: Containerd2Version,
-// hack/deps/26-containerd2.sh; runc and the CNI plugins: Debian packages).
+// Versions of the real node's components: the kubelet is built with the control plane, of its
+// release (hack/deps/20-e2e-tools.sh), so it is never newer than its apiserver; containerd:
+// Containerd2Version (hack/deps/26-containerd2.sh); runc and the CNI plugins: Debian packages.
 const (
-	KubeletVersion = "v1.35.4"
+	KubeletVersion = KubeVersion
 	// podSubnets is where each node's CNI bridge range comes from: a /24 of 198.18.0.0/15
 	// (set aside for benchmarking test networks), picked at random so a bridge left behind by a
 	// killed run cannot shadow the next run's routes. Pod IPs live only inside the network
@@ -75,7 +76,7 @@ func FindNodeBinaries() (NodeBinaries, error) {
 	for name, p := range map[string]string{
 		"kube-controller-manager (hack/deps/20-e2e-tools.sh)":                              b.ControllerManager,
 		"kube-scheduler (hack/deps/20-e2e-tools.sh)":                                       b.Scheduler,
-		"kubelet (hack/deps/25-node-tools.sh)":                                             b.Kubelet,
+		"kubelet (hack/deps/20-e2e-tools.sh)":                                              b.Kubelet,
 		"containerd " + Containerd2Version + " (hack/deps/26-containerd2.sh)":              b.Containerd,
 		"containerd-shim-runc-v2 " + Containerd2Version + " (hack/deps/26-containerd2.sh)": b.Shim,
 		"ctr " + Containerd2Version + " (hack/deps/26-containerd2.sh)":                     b.Ctr,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Real components for the end-to-end tests and the demo, built from pinned wrapper modules
 # (hack/tools/<name>/, each with its own go.mod) and cached by version under $KUBECAUSE_CACHE:
-#   kube-apiserver, kube-controller-manager, kube-scheduler
-#                       from k8s.io/kubernetes, in one go build (5–10 min cold on 2 cores, 0 s when cached)
+#   kube-apiserver, kube-controller-manager, kube-scheduler and kubelet
+#                       from one k8s.io/kubernetes release, in one go build of hack/tools/kubernetes
+#                       (docs/e2e.md gives the measured cold time; 0 s when cached)
 #   kube-state-metrics  from k8s.io/kube-state-metrics/v2 (1–3 min cold)
 # etcd, prometheus, promtool and prometheus-alertmanager come from Debian (00-apt.sh).
 # Then assembles $KUBECAUSE_CACHE/kubebuilder-assets (what controller-runtime's envtest reads
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 
 KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}
-KUBE_VERSION=v1.36.3
+KUBE_VERSION=v1.37.2
 KSM_VERSION=v2.20.0
 bin="$KUBECAUSE_CACHE/bin"
 assets="$KUBECAUSE_CACHE/kubebuilder-assets"
@@ -30,13 +31,22 @@ build() {
 	echo "built $name $version in $((SECONDS - start)) s"
 }
 
-# The control plane: three mains of one wrapper module, built by one go build so they share its
-# compiled packages; each cached as $bin/<name>-$KUBE_VERSION.
+# The control plane and the real node's kubelet: four mains of one wrapper module, built by one
+# go build so they share its compiled packages (one Kubernetes tree compiled, not two); each cached
+# as $bin/<name>-$KUBE_VERSION. One version for all four keeps the kubelet inside the skew policy
+# (never newer than its apiserver).
+want=$(cd hack/tools/kubernetes && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+if [ "$want" != "$KUBE_VERSION" ]; then
+	echo "hack/tools/kubernetes/go.mod requires k8s.io/kubernetes $want, this script builds $KUBE_VERSION" >&2
+	exit 1
+fi
+minor=${KUBE_VERSION#v1.}
+minor=${minor%%.*}
 kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
-kube_ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
-control_plane=(kube-apiserver kube-controller-manager kube-scheduler)
+kube_ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+components=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
 missing=()
-for c in "${control_plane[@]}"; do [ -x "$bin/$c-$KUBE_VERSION" ] || missing+=("./cmd/$c"); done
+for c in "${components[@]}"; do [ -x "$bin/$c-$KUBE_VERSION" ] || missing+=("./cmd/$c"); done
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "building ${missing[*]} $KUBE_VERSION (cached afterwards in $bin) ..."
 	start=$SECONDS
