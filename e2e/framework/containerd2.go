@@ -35,9 +35,12 @@ type containerdV3Params struct {
 	// directory of the handler SmallDiskRuntimeHandler (seed S10).
 	Runc, RuncRoot, SmallDiskRuncRoot string
 	// Crun and CrunRoot: crun and its state directory; no crun handler when Crun is empty.
-	Crun, CrunRoot        string
-	CNIBinDir, CNIConfDir string
-	RegistryHosts         string
+	Crun, CrunRoot string
+	// CNIBinDirs are where containerd looks for CNI plugins, in order: the host's, then the
+	// node's own (the plugins a test writes, seed S15).
+	CNIBinDirs    []string
+	CNIConfDir    string
+	RegistryHosts string
 }
 
 // containerdV3Params are the node's paths, the same directories as its containerd 1.6 uses,
@@ -50,8 +53,9 @@ func (n *Node) containerdV3Params(sandboxImage, shim, crun string) containerdV3P
 		SandboxImage: sandboxImage, Shim: shim,
 		Runc: n.Bin.Runc, RuncRoot: filepath.Join(c, "runc"),
 		SmallDiskRuncRoot: filepath.Join(n.SmallDiskDir, "runc"),
-		CNIBinDir:         n.Bin.CNIDir, CNIConfDir: filepath.Join(n.Dir, "cni", "net.d"),
-		RegistryHosts: n.RegistryHosts,
+		CNIBinDirs:        []string{n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "bin")},
+		CNIConfDir:        filepath.Join(n.Dir, "cni", "net.d"),
+		RegistryHosts:     n.RegistryHosts,
 	}
 	if crun != "" {
 		p.Crun, p.CrunRoot = crun, filepath.Join(c, "crun")
@@ -113,12 +117,16 @@ state = %q
 	if p.Crun != "" {
 		handler(CrunRuntimeHandler, "crun, for pods of the RuntimeClass "+CrunRuntimeHandler+".", p.Crun, p.CrunRoot)
 	}
+	dirs := make([]string, len(p.CNIBinDirs))
+	for i, d := range p.CNIBinDirs {
+		dirs[i] = fmt.Sprintf("%q", d)
+	}
 	fmt.Fprintf(&b, `  [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = [%q]
+    bin_dirs = [%s]
     conf_dir = %q
 
 [plugins."io.containerd.grpc.v1.cri"]
   stream_server_address = "127.0.0.1"
-`, p.CNIBinDir, p.CNIConfDir)
+`, strings.Join(dirs, ", "), p.CNIConfDir)
 	return b.String()
 }

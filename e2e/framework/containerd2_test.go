@@ -100,7 +100,7 @@ func TestContainerdConfigV3(t *testing.T) {
 			runtime := "plugins.'io.containerd.cri.v1.runtime'"
 			want(runtime, "restrict_oom_score_adj", "true")
 			want(runtime+".containerd", "default_runtime_name", q("runc"))
-			want(runtime+".cni", "bin_dirs", "["+q("/usr/lib/cni")+"]")
+			want(runtime+".cni", "bin_dirs", "["+q("/usr/lib/cni")+", "+q(filepath.Join(n.Dir, "cni", "bin"))+"]")
 			want(runtime+".cni", "conf_dir", q(p.CNIConfDir))
 			want("plugins.'io.containerd.grpc.v1.cri'", "stream_server_address", q("127.0.0.1"))
 			handlers := map[string][2]string{"runc": {p.Runc, p.RuncRoot}, SmallDiskRuntimeHandler: {p.Runc, p.SmallDiskRuncRoot}}

@@ -225,11 +225,15 @@ type Node struct {
 	healthzPort int
 	// nodefsAvailable is the kubelet's nodefs.available eviction threshold.
 	nodefsAvailable string
-	images          []string
-	healthz         string
-	subnetLock      *os.File
-	seenNetns       []string
-	seenSockets     []string
+	// runtimeRequestTimeout is the kubelet's runtimeRequestTimeout ("": its default, 2m).
+	runtimeRequestTimeout string
+	// slowCNI puts the plugin slowCNIPlugin last in the node's CNI chain (seed S15).
+	slowCNI     bool
+	images      []string
+	healthz     string
+	subnetLock  *os.File
+	seenNetns   []string
+	seenSockets []string
 }
 
 // NodeOptions configure StartNode.
@@ -276,7 +280,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 	if n.PodSubnet, n.subnetLock, err = reservePodSubnet(); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "kubelet", "manifests", "pod-logs", "small-disk"} {
+	for _, d := range []string{"containerd/root", "containerd/state", "containerd/certs.d", "cni/net.d", "cni/ipam", "cni/bin", "kubelet", "manifests", "pod-logs", "small-disk"} {
 		if err := os.MkdirAll(filepath.Join(o.Dir, d), 0o755); err != nil {
 			return nil, err
 		}
@@ -334,13 +338,17 @@ func (n *Node) writeCNIConfig(first, last string) error {
 	if first != "" {
 		r["rangeStart"], r["rangeEnd"] = first, last
 	}
+	plugins := []any{map[string]any{
+		"type": "bridge", "bridge": n.Bridge, "isGateway": true, "ipMasq": false,
+		"ipam": map[string]any{"type": "host-local", "ranges": [][]map[string]string{{r}}, "dataDir": filepath.Join(n.Dir, "cni", "ipam")},
+	}}
+	if n.slowCNI {
+		plugins = append(plugins, map[string]any{"type": slowCNIPlugin})
+	}
 	conf, err := json.MarshalIndent(map[string]any{
 		"cniVersion": "0.4.0",
 		"name":       cniNetwork,
-		"plugins": []any{map[string]any{
-			"type": "bridge", "bridge": n.Bridge, "isGateway": true, "ipMasq": false,
-			"ipam": map[string]any{"type": "host-local", "ranges": [][]map[string]string{{r}}, "dataDir": filepath.Join(n.Dir, "cni", "ipam")},
-		}},
+		"plugins":    plugins,
 	}, "", "  ")
 	if err != nil {
 		return err
@@ -367,6 +375,73 @@ func (n *Node) LimitPodAddresses() (string, error) {
 
 // RestorePodAddresses lets the CNI hand out the whole subnet again.
 func (n *Node) RestorePodAddresses() error { return n.writeCNIConfig("", "") }
+
+// slowCNIPlugin is the CNI plugin of seed S15, written into the node's own plugin directory
+// (<Dir>/cni/bin, the second of containerd's bin_dirs) by SetSlowPodNetwork.
+const slowCNIPlugin = "kubecause-slow"
+
+// slowCNIScript is slowCNIPlugin: a chained plugin whose ADD does not finish. It marks that an
+// ADD started (<plugin>.held), then a child process that holds the plugin's stdout waits until
+// the test creates <plugin>.release (or 10 minutes pass), as a plugin's helper stuck on a slow
+// network call would: when the runtime's request context ends it kills the plugin, but its
+// exec keeps waiting for the output pipe, which the child holds, so the sandbox and its name stay
+// reserved. Released, the ADD fails (CNI error code 11, try again later). DEL and CHECK succeed.
+const slowCNIScript = `#!/bin/sh
+# kubecause e2e, seed S15: a CNI plugin slower than the kubelet's runtime request timeout.
+case "$CNI_COMMAND" in
+VERSION) echo '{"cniVersion":"0.4.0","supportedVersions":["0.3.0","0.3.1","0.4.0"]}'; exit 0 ;;
+ADD) ;;
+*) cat >/dev/null; exit 0 ;;
+esac
+cat >/dev/null
+touch "$0.held"
+(i=0; while [ ! -e "$0.release" ] && [ $i -lt 600 ]; do sleep 1; i=$((i+1)); done)
+echo '{"cniVersion":"0.4.0","code":11,"msg":"kubecause-slow: released by the test"}'
+exit 1
+`
+
+// SetSlowPodNetwork on: puts slowCNIPlugin last in the node's CNI chain and restarts the kubelet
+// with runtimeRequestTimeout 10s (RunPodSandbox gets twice that), so every new sandbox's network
+// setup outlives the kubelet's request and the kubelet's retry meets the name the runtime still
+// holds (seed S15). Off: the chain without it, held ADDs released, the default timeout.
+func (n *Node) SetSlowPodNetwork(ctx context.Context, on bool) error {
+	plugin := filepath.Join(n.Dir, "cni", "bin", slowCNIPlugin)
+	if on {
+		_ = os.Remove(plugin + ".release")
+		_ = os.Remove(plugin + ".held")
+		if err := os.WriteFile(plugin, []byte(slowCNIScript), 0o755); err != nil {
+			return err
+		}
+	}
+	n.slowCNI = on
+	if err := n.RestorePodAddresses(); err != nil {
+		return err
+	}
+	timeout := ""
+	if on {
+		timeout = "10s"
+	} else if err := os.WriteFile(plugin+".release", nil, 0o644); err != nil {
+		return err
+	}
+	if err := n.StopKubelet(); err != nil {
+		return err
+	}
+	n.runtimeRequestTimeout = timeout
+	if err := n.writeKubeletConfig(); err != nil {
+		return err
+	}
+	if err := n.StartKubelet(); err != nil {
+		return err
+	}
+	return n.WaitReady(ctx, 120*time.Second)
+}
+
+// SlowPodNetworkHeld says whether slowCNIPlugin has been asked for a pod's network (an ADD
+// started since SetSlowPodNetwork(ctx, true)).
+func (n *Node) SlowPodNetworkHeld() bool {
+	_, err := os.Stat(filepath.Join(n.Dir, "cni", "bin", slowCNIPlugin+".held"))
+	return err == nil
+}
 
 // startContainerd writes the node's containerd 2.x configuration (containerdConfigV3) and
 // starts containerd, waiting until it answers on its socket.
@@ -541,6 +616,9 @@ evictionHard:
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 `, n.CgroupRoot, n.PodLogsDir, n.Socket, n.kubeletPort, n.healthzPort, n.ManifestDir, n.nodefsAvailable)
+	if n.runtimeRequestTimeout != "" {
+		cfg += "runtimeRequestTimeout: " + n.runtimeRequestTimeout + "\n"
+	}
 	return os.WriteFile(n.kubeletCfg, []byte(cfg), 0o644)
 }
 
@@ -683,6 +761,10 @@ func (n *Node) Stop() {
 	defer func() { n.StopTime = time.Since(start) }()
 	if n.kubelet != nil {
 		_ = n.kubelet.Stop()
+	}
+	// A sandbox held by seed S15's plugin lets go (its waiting child ends within a second).
+	if n.Dir != "" {
+		_ = os.WriteFile(filepath.Join(n.Dir, "cni", "bin", slowCNIPlugin+".release"), nil, 0o644)
 	}
 	// Read before the runtime goes: the sandboxes' network namespaces, the shims.
 	b := n.readBundles()

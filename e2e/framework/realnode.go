@@ -78,7 +78,7 @@ func RealScenarios() []RealScenario {
 // RealNodeScenarios change the node for every pod (its network, its taints, its kubelet): the
 // test plays, checks and fixes them one at a time after the others.
 func RealNodeScenarios() []RealScenario {
-	return []RealScenario{realS18DiskPressure(), realS18LowOnDisk(), realS10Pull(), realSchedulingTaint(), realS13(), realS17()}
+	return []RealScenario{realS18DiskPressure(), realS18LowOnDisk(), realS10Pull(), realSchedulingTaint(), realS13(), realS15(), realS17()}
 }
 
 // pod is a pod of the test image on the real node's scheduler.
@@ -681,6 +681,42 @@ func realS13() RealScenario {
 		// Only the pod without an address: exactly one alert for the namespace.
 		Alerts: []ExpectedAlert{{Name: "KubecausePodSandboxFailing", Labels: map[string]string{"namespace": ns, "cause": "cni_error"},
 			Runbook: "kubecausepodsandboxfailing.md#cni_error"}},
+	}
+}
+
+// S15: the pod network is slower than the kubelet's runtime request timeout: the kubelet gives up
+// on RunPodSandbox (DeadlineExceeded) while containerd still sets up the sandbox under its name,
+// and the kubelet's retry, with the same name (attempt 0), gets containerd's own refusal
+// `failed to reserve sandbox name "<pod>_<ns>_<uid>_0": name "…" is reserved for "<id>"`. The
+// node's CNI chain ends with a plugin whose ADD does not finish (Node.SetSlowPodNetwork), the
+// kubelet runs with runtimeRequestTimeout 10s; the fix restores both and deletes the pod.
+func realS15() RealScenario {
+	const ns, name = "real-s15", "slow-net"
+	return RealScenario{
+		ID: "S15", Title: "sandbox name still reserved: CNI slower than the runtime request timeout", Namespace: ns,
+		Play: func(ctx context.Context, s *Stack) error {
+			if err := s.Node.SetSlowPodNetwork(ctx, true); err != nil {
+				return err
+			}
+			if err := createPod(ctx, s, pod(ns, name)); err != nil {
+				return err
+			}
+			// containerd loads the changed chain in the background: the pod must reach the plugin.
+			if err := Poll(ctx, 120e9, func() (bool, error) { return s.Node.SlowPodNetworkHeld(), nil }); err != nil {
+				return fmt.Errorf("pod %s/%s never reached the slow CNI plugin: %w", ns, name, err)
+			}
+			return nil
+		},
+		Fix: func(ctx context.Context, s *Stack) error {
+			if err := s.Node.SetSlowPodNetwork(ctx, false); err != nil {
+				return err
+			}
+			return deletePod(ctx, s, ns, name)
+		},
+		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: "FailedCreatePodSandBox", Cause: "sandbox_name_conflict",
+			Message: "failed to reserve sandbox name"}},
+		Alerts: []ExpectedAlert{{Name: "KubecausePodSandboxFailing", Labels: map[string]string{"namespace": ns, "cause": "sandbox_name_conflict"},
+			Runbook: "kubecausepodsandboxfailing.md#sandbox_name_conflict"}},
 	}
 }
 
