@@ -3,6 +3,8 @@ package framework
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +26,43 @@ func TestShimSocketFromBundle(t *testing.T) {
 				t.Errorf("shimSocket = %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestKubeVersionMatchesDeps: the framework looks for the control plane and the kubelet of the
+// release the deps script builds, and the wrapper module requires that release of
+// k8s.io/kubernetes and of every staging module it replaces (one tree for all four binaries).
+func TestKubeVersionMatchesDeps(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if KubeletVersion != KubeVersion {
+		t.Errorf("KubeletVersion %s, KubeVersion %s: one release for the node and its control plane", KubeletVersion, KubeVersion)
+	}
+	script, err := os.ReadFile(filepath.Join(root, "hack", "deps", "20-e2e-tools.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^KUBE_VERSION=(\S+)$`).FindSubmatch(script); m == nil || string(m[1]) != KubeVersion {
+		t.Errorf("hack/deps/20-e2e-tools.sh builds %q, the framework looks for %s", m, KubeVersion)
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "hack", "tools", "kubernetes", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes (\S+)`).FindSubmatch(mod); m == nil || string(m[1]) != KubeVersion {
+		t.Errorf("hack/tools/kubernetes/go.mod requires k8s.io/kubernetes %q, the framework looks for %s", m, KubeVersion)
+	}
+	staging := "v0." + strings.TrimPrefix(KubeVersion, "v1.")
+	for _, m := range regexp.MustCompile(`(?m)^\s*(k8s\.io/\S+) => k8s\.io/\S+ (\S+)$`).FindAllSubmatch(mod, -1) {
+		if string(m[2]) != staging {
+			t.Errorf("hack/tools/kubernetes/go.mod replaces %s with %s, want %s (k8s.io/kubernetes %s)", m[1], m[2], staging, KubeVersion)
+		}
+	}
+	for _, main := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"} {
+		if _, err := os.Stat(filepath.Join(root, "hack", "tools", "kubernetes", "cmd", main, "main.go")); err != nil {
+			t.Errorf("hack/tools/kubernetes builds no %s: %v", main, err)
+		}
 	}
 }
