@@ -148,6 +148,20 @@ func matcherValues(expr, label string) []string {
 	return vals
 }
 
+// withRecords returns expr followed by the expressions of the recording rules it reads, so that
+// an alert over a record can be checked against the matchers the record holds.
+func withRecords(t *testing.T, expr string) string {
+	out := expr
+	for _, g := range generated(t, "kubecause-rules.yaml").Groups {
+		for _, r := range g.Rules {
+			if r.Record != "" && regexp.MustCompile(`(^|[^a-zA-Z0-9_:])`+regexp.QuoteMeta(r.Record)+`($|[^a-zA-Z0-9_:])`).MatchString(expr) {
+				out += "\n" + r.Expr
+			}
+		}
+	}
+	return out
+}
+
 // anchorValues lists every anchor a runbook_url can take: literal, or each value of the label
 // it is templated from.
 func anchorValues(t *testing.T, a rule, cats map[string]mixintest.Category) []string {
@@ -169,7 +183,7 @@ func anchorValues(t *testing.T, a rule, cats map[string]mixintest.Category) []st
 			}
 		}
 	} else {
-		vals = matcherValues(a.Expr, m[1])
+		vals = matcherValues(withRecords(t, a.Expr), m[1])
 	}
 	if len(vals) == 0 {
 		t.Errorf("%s: cannot enumerate the values of runbook anchor %q", a.Alert, anchor)
