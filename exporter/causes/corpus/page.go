@@ -6,7 +6,8 @@ import (
 	"github.com/kubecause/kubecause/exporter/causes"
 )
 
-// DataDir is the directory of the corpus (corpus/tuning.yaml, corpus/heldback.yaml) and of the
+// DataDir is the directory of the corpus (corpus/tuning.yaml, corpus/heldback.yaml, the blind
+// rounds) and of the
 // real node's messages (real-node.yaml), relative to the repository root.
 const DataDir = "exporter/causes/testdata"
 
@@ -22,11 +23,15 @@ func Page(t *causes.Table, runbookDir, dataDir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	blind, err := Load(filepath.Join(dataDir, "corpus", "blind.yaml"))
+	if err != nil {
+		return nil, err
+	}
 	rn, err := LoadRealNode(filepath.Join(dataDir, "real-node.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	doc := ReferenceMarkdown(t, runbookDir)
-	doc = append(doc, ScoresMarkdown(t, tuning, heldBack)...)
+	doc = append(doc, ScoresMarkdown(t, tuning, heldBack, blind)...)
 	return append(doc, RealNodeMarkdown(t, rn)...), nil
 }
