@@ -28,7 +28,7 @@ var before17 = struct{ tuning, held map[string][4]int }{
 	tuning: map[string][4]int{
 		"container": {27, 28, 27, 27}, "eviction": {12, 12, 12, 12}, "image": {35, 35, 35, 35},
 		"node": {5, 5, 5, 5}, "node_pressure": {12, 12, 12, 12}, "probe": {28, 28, 28, 28},
-		"sandbox": {45, 45, 45, 47}, "scheduling": {42, 42, 42, 42}, "storage": {6, 6, 6, 6},
+		"sandbox": {45, 45, 45, 47}, "scheduling": {43, 43, 43, 43}, "storage": {6, 6, 6, 6},
 		"volume": {89, 89, 89, 90}, "workload": {35, 36, 35, 37},
 	},
 	held: map[string][4]int{
@@ -216,7 +216,8 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack, blind []Line) []byte {
 	w("didn't match Pod's node affinity/selector` rules out each group of nodes for its own reason. The table\n")
 	w("names the reason that **blocks** by a declared precedence, the order of the scheduling rules, and not\n")
 	w("by the number of nodes:\n\n")
-	w("1. volumes: unbound claims, claims being deleted, no volume to bind, volume node affinity (the claim\n")
+	w("1. volumes: unbound claims, claims being deleted, no volume to bind or no free storage to provision\n")
+	w("   one, volume node affinity or zone (the claim\n")
 	w("   decides which nodes are candidates at all);\n")
 	w("2. resources (`Insufficient …`, `Too many pods`): the only reason preemption can resolve — the\n")
 	w("   scheduler's own tail counts those nodes as `No preemption victims found for incoming pod` and the\n")
