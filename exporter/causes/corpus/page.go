@@ -23,15 +23,19 @@ func Page(t *causes.Table, runbookDir, dataDir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	blind, err := Load(filepath.Join(dataDir, "corpus", "blind.yaml"))
-	if err != nil {
-		return nil, err
+	var blinds [][]Line
+	for _, r := range blindRounds {
+		lines, err := Load(filepath.Join(dataDir, "corpus", r.file))
+		if err != nil {
+			return nil, err
+		}
+		blinds = append(blinds, lines)
 	}
 	rn, err := LoadRealNode(filepath.Join(dataDir, "real-node.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	doc := ReferenceMarkdown(t, runbookDir)
-	doc = append(doc, ScoresMarkdown(t, tuning, heldBack, blind)...)
+	doc = append(doc, ScoresMarkdown(t, tuning, heldBack, blinds)...)
 	return append(doc, RealNodeMarkdown(t, rn)...), nil
 }

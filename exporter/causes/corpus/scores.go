@@ -16,6 +16,19 @@ var firstHeldBack = struct {
 	lines, named, namedRight, knowable, covered int
 }{version: "1.1.0", lines: 148, named: 93, namedRight: 86, knowable: 93, covered: 86}
 
+// blindRounds are the blind rounds of issue 26, oldest first (testdata/corpus/<file>): each scored
+// once, when its lines were new to the table, and kept as taken — {named, named right, knowable,
+// covered} as ScoreTable counts them. Each round is collected after the rules of its table were
+// final, from threads no corpus file cites, and labelled before any table classified it
+// (blind_test.go checks that, keeps its lines as scored and the table above its first score).
+var blindRounds = []struct {
+	file, version, date                         string
+	lines, named, namedRight, knowable, covered int
+}{
+	{file: "blind.yaml", version: "1.5.0", date: "2026-11-25", lines: 160, named: 94, namedRight: 88, knowable: 101, covered: 88},
+	{file: "blind2.yaml", version: "1.7.0", date: "2026-11-26", lines: 151, named: 100, namedRight: 95, knowable: 112, covered: 95},
+}
+
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
 // and the held-back set: {named right, named, covered, knowable} for each.
 var before = struct{ tuning, held [4]int }{tuning: [4]int{171, 200, 171, 252}, held: [4]int{77, 84, 77, 93}}
@@ -113,7 +126,7 @@ func classTable(t *causes.Table, tuning, heldBack []Line) string {
 // table scores on the corpus of real messages (tuning and held-back sets), what it deliberately
 // does not cover, which Normal node Events to count, and how to turn an unclassified message
 // template into a rule. The figures are computed, so the page cannot drift from the corpus.
-func ScoresMarkdown(t *causes.Table, tuning, heldBack, blind []Line) []byte {
+func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) []byte {
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	ts, hs := ScoreTable(t, tuning), ScoreTable(t, heldBack)
@@ -159,9 +172,17 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack, blind []Line) []byte {
 	w("| set | lines | precision | specific coverage |\n|---|---|---|---|\n")
 	w("| tuning | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", ts.Lines, ts.Precision(), ts.NamedRight, ts.Named, ts.Coverage(), ts.Covered, ts.Knowable)
 	w("| held-back | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", hs.Lines, hs.Precision(), hs.NamedRight, hs.Named, hs.Coverage(), hs.Covered, hs.Knowable)
-	// The blind round is scored once, when its lines were new to the table, and kept as taken:
-	// it is the honest figure for the next message. Re-scoring it after tuning would not be.
-	w("| blind (taken once, table 1.5.0, 2026-11-25) | 160 | 93.6 %% (88/94) | 87.1 %% (88/101) |\n\n")
+	// A blind round is scored once, when its lines were new to the table, and kept as taken: it is
+	// the honest figure for the next message. Re-scoring it after tuning would not be.
+	for i, r := range blindRounds {
+		name := "blind"
+		if i > 0 {
+			name = fmt.Sprintf("blind round %d", i+1)
+		}
+		w("| %s (taken once, table %s, %s) | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", name, r.version, r.date, r.lines,
+			percent(r.namedRight, r.named), r.namedRight, r.named, percent(r.covered, r.knowable), r.covered, r.knowable)
+	}
+	w("\n")
 	w("The **blind** set (`testdata/corpus/blind.yaml`, issue 26) holds 160 real messages from threads no other\n")
 	w("corpus file cites and whose masked messages none holds (`TestBlindCorpusUnseen`), labelled by hand\n")
 	w("before any table classified them. Its score above was taken once, after the rules of table 1.5.0 were\n")
@@ -191,13 +212,35 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack, blind []Line) []byte {
 	w("OCI runtime binary is missing), a cAdvisor `unable to find data for container /` of image GC (no\n")
 	w("statistics yet), and `failed to create shim: not found` of kata (generic: the message does not say\n")
 	w("which part is missing). A KubeBlocks re-post (`Pod …: Startup probe failed: …`) and a Kubernetes 1.0\n")
-	bs := ScoreTable(t, blind)
+	bs := ScoreTable(t, blinds[0])
 	w("`failedScheduling` stay `unknown`. Re-scored with table %s — no longer blind, for comparison only —\n", t.Version())
 	w("the set gives %.1f %% (%d/%d) and %.1f %% (%d/%d). Per class, table 1.6.0 → %s (named right/named,\n",
 		bs.Precision(), bs.NamedRight, bs.Named, bs.Coverage(), bs.Covered, bs.Knowable, t.Version())
 	w("covered/knowable; a line counts for precision under the class of the cause named, for coverage under\n")
 	w("the class of its label):\n\n")
 	w("%s\n", classTable(t, tuning, heldBack))
+	r2 := blindRounds[1]
+	w("The **second blind round** (`testdata/corpus/blind2.yaml`) holds %d real messages from %d threads, collected\n", r2.lines, threadCount(blinds[1]))
+	w("after the rules of table %s were final, from threads no other corpus file cites (not even the first\n", r2.version)
+	w("round) and that were not read while those rules were written, labelled by hand and committed before any\n")
+	w("table classified them. Scored once with table %s (%s): precision %.1f %% (%d/%d), specific coverage\n",
+		r2.version, r2.date, percent(r2.namedRight, r2.named), r2.namedRight, r2.named)
+	w("%.1f %% (%d/%d) — better precision than the first round, lower coverage, and short of the issue's 96 %% and\n",
+		percent(r2.covered, r2.knowable), r2.covered, r2.knowable)
+	w("92 %%. The 5 wrong names: a redis exec probe whose output is `Timed out` (twice, named a probe timeout),\n")
+	w("an rbd `WaitForAttach` failing on the missing `rbd` binary (named an attach failure), a vSphere CSI\n")
+	w("`disk … not attached to node` under `MountDevice` (named a CSI error; labelled an attach failure) and a\n")
+	w("scheduler list of volume limits, taints, a cordon and `Too many pods` (named insufficient resources;\n")
+	w("labelled `scheduling_failed`). Of the %d lines whose specific cause it missed, 3 are among these; the\n", r2.knowable-r2.covered)
+	w("other %d got a generic answer or `unknown`: registries that refuse with a bare `denied` (ghcr.io,\n", r2.knowable-r2.covered-3)
+	w("three times) or Artifact Registry's `Permission … denied on resource`; the scheduler's newer\n")
+	w("`didn't match PersistentVolume's node affinity`; wordings of old\n")
+	w("releases (Kubernetes 1.0's `image … not found`, docker-era `Killing container with id …` after a\n")
+	w("failed probe, twice, the 2015 quota denials, twice, `1 MatchNodeSelector`, `pod has unbound\n")
+	w("PersistentVolumeClaims (repeated 6 times)`); the API server's `securityContext.privileged: Forbidden:\n")
+	w("disallowed by cluster policy`; and a CSI driver without CSIDriver object for an inline volume. These\n")
+	w("lines too stay as they are; `TestBlindRoundsScore` keeps every round from falling below its first\n")
+	w("score.\n\n")
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
 	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
@@ -334,4 +377,13 @@ func codeList(ss []string) string {
 		q[i] = "`" + s + "`"
 	}
 	return strings.Join(q, ", ")
+}
+
+// threadCount is the number of distinct sources of lines.
+func threadCount(lines []Line) int {
+	seen := map[string]bool{}
+	for _, l := range lines {
+		seen[l.Source] = true
+	}
+	return len(seen)
 }
