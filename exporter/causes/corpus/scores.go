@@ -16,15 +16,117 @@ var firstHeldBack = struct {
 	lines, named, namedRight, knowable, covered int
 }{version: "1.1.0", lines: 148, named: 93, namedRight: 86, knowable: 93, covered: 86}
 
+// blindRounds are the blind rounds of issue 26, oldest first (testdata/corpus/<file>): each scored
+// once, when its lines were new to the table, and kept as taken — {named, named right, knowable,
+// covered} as ScoreTable counts them. Each round is collected after the rules of its table were
+// final, from threads no corpus file cites, and labelled before any table classified it
+// (blind_test.go checks that, keeps its lines as scored and the table above its first score).
+var blindRounds = []struct {
+	file, version, date                         string
+	lines, named, namedRight, knowable, covered int
+}{
+	{file: "blind.yaml", version: "1.5.0", date: "2026-11-25", lines: 160, named: 94, namedRight: 88, knowable: 101, covered: 88},
+	{file: "blind2.yaml", version: "1.7.0", date: "2026-11-26", lines: 151, named: 100, namedRight: 95, knowable: 112, covered: 95},
+}
+
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
 // and the held-back set: {named right, named, covered, knowable} for each.
 var before = struct{ tuning, held [4]int }{tuning: [4]int{171, 200, 171, 252}, held: [4]int{77, 84, 77, 93}}
+
+// before17 is how table 1.6.0 (the table the first blind round measured, but for target labels)
+// scores per class on the tuning and held-back sets as they are with table 1.7.0: for each
+// category, {named right, named, covered, knowable} as ClassScores counts them. Measured with the
+// table of commit bd5a6cf (exporter/causes/causes.yaml) before the rules of 1.7.0 were written.
+var before17 = struct{ tuning, held map[string][4]int }{
+	tuning: map[string][4]int{
+		"container": {27, 28, 27, 27}, "eviction": {12, 12, 12, 12}, "image": {35, 35, 35, 35},
+		"node": {5, 5, 5, 5}, "node_pressure": {12, 12, 12, 12}, "probe": {28, 28, 28, 28},
+		"sandbox": {45, 45, 45, 47}, "scheduling": {43, 43, 43, 43}, "storage": {6, 6, 6, 6},
+		"volume": {89, 89, 89, 90}, "workload": {35, 36, 35, 37},
+	},
+	held: map[string][4]int{
+		"container": {3, 3, 3, 3}, "eviction": {5, 5, 5, 5}, "image": {16, 16, 16, 16},
+		"probe": {16, 16, 16, 17}, "sandbox": {17, 17, 17, 17}, "scheduling": {8, 8, 8, 8},
+		"volume": {31, 31, 31, 31},
+	},
+}
+
+// ClassScores scores the table per category: a line counts for precision under the category of
+// the cause the table names (when it names a specific one), and for coverage under the category
+// of its label (when that is a specific cause).
+func ClassScores(t *causes.Table, lines []Line) map[string]*Score {
+	out := map[string]*Score{}
+	class := func(cause string) *Score {
+		c, _ := t.Cause(cause)
+		if out[c.Category] == nil {
+			out[c.Category] = &Score{}
+		}
+		return out[c.Category]
+	}
+	for _, l := range lines {
+		got := t.Classify(l.Reason, l.Message).Cause
+		specific := l.Cause != LabelNone && l.Cause != LabelUnknowable && l.Cause != LabelOutOfScope && !IsGeneric(t, l.Cause)
+		if specific {
+			s := class(l.Cause)
+			s.Knowable++
+			if got == l.Cause {
+				s.Covered++
+			}
+		}
+		if !IsGeneric(t, got) {
+			s := class(got)
+			s.Named++
+			if got == l.Cause {
+				s.NamedRight++
+			}
+		}
+	}
+	return out
+}
+
+// classTable renders the per-class figures of table 1.6.0 (before) and t on the tuning and
+// held-back sets.
+func classTable(t *causes.Table, tuning, heldBack []Line) string {
+	var b strings.Builder
+	ts, hs := ClassScores(t, tuning), ClassScores(t, heldBack)
+	var classes []string
+	for c := range before17.tuning {
+		classes = append(classes, c)
+	}
+	for c := range ts {
+		if _, ok := before17.tuning[c]; !ok {
+			classes = append(classes, c)
+		}
+	}
+	sort.Strings(classes)
+	cell := func(right, of int) string {
+		if of == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%d/%d", right, of)
+	}
+	b.WriteString("| class | tuning precision | tuning coverage | held-back precision | held-back coverage |\n|---|---|---|---|---|\n")
+	for _, c := range classes {
+		var tn, hn Score
+		if s := ts[c]; s != nil {
+			tn = *s
+		}
+		if s := hs[c]; s != nil {
+			hn = *s
+		}
+		tb, hb := before17.tuning[c], before17.held[c]
+		fmt.Fprintf(&b, "| %s | %s → %s | %s → %s | %s → %s | %s → %s |\n", c,
+			cell(tb[0], tb[1]), cell(tn.NamedRight, tn.Named), cell(tb[2], tb[3]), cell(tn.Covered, tn.Knowable),
+			cell(hb[0], hb[1]), cell(hn.NamedRight, hn.Named), cell(hb[2], hb[3]), cell(hn.Covered, hn.Knowable))
+	}
+	return b.String()
+}
 
 // ScoresMarkdown renders the part of docs/causes.md that follows the table's reference: how the
 // table scores on the corpus of real messages (tuning and held-back sets), what it deliberately
 // does not cover, which Normal node Events to count, and how to turn an unclassified message
 // template into a rule. The figures are computed, so the page cannot drift from the corpus.
-func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
+func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) []byte {
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	ts, hs := ScoreTable(t, tuning), ScoreTable(t, heldBack)
@@ -70,9 +172,17 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	w("| set | lines | precision | specific coverage |\n|---|---|---|---|\n")
 	w("| tuning | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", ts.Lines, ts.Precision(), ts.NamedRight, ts.Named, ts.Coverage(), ts.Covered, ts.Knowable)
 	w("| held-back | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", hs.Lines, hs.Precision(), hs.NamedRight, hs.Named, hs.Coverage(), hs.Covered, hs.Knowable)
-	// The blind round is scored once, when its lines were new to the table, and kept as taken:
-	// it is the honest figure for the next message. Re-scoring it after tuning would not be.
-	w("| blind (taken once, table 1.5.0, 2026-11-25) | 160 | 93.6 %% (88/94) | 87.1 %% (88/101) |\n\n")
+	// A blind round is scored once, when its lines were new to the table, and kept as taken: it is
+	// the honest figure for the next message. Re-scoring it after tuning would not be.
+	for i, r := range blindRounds {
+		name := "blind"
+		if i > 0 {
+			name = fmt.Sprintf("blind round %d", i+1)
+		}
+		w("| %s (taken once, table %s, %s) | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", name, r.version, r.date, r.lines,
+			percent(r.namedRight, r.named), r.namedRight, r.named, percent(r.covered, r.knowable), r.covered, r.knowable)
+	}
+	w("\n")
 	w("The **blind** set (`testdata/corpus/blind.yaml`, issue 26) holds 160 real messages from threads no other\n")
 	w("corpus file cites and whose masked messages none holds (`TestBlindCorpusUnseen`), labelled by hand\n")
 	w("before any table classified them. Its score above was taken once, after the rules of table 1.5.0 were\n")
@@ -82,6 +192,55 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	w("(named by its taint group), an API-server timeout of a StatefulSet create, a shim that cannot find\n")
 	w("crun (named runtime unavailable) and a cAdvisor line (named image filesystem not ready). The lines\n")
 	w("stay as they are: a later table is measured on a new blind set.\n\n")
+	w("**Table 1.7.0** answers that round's misses as classes, each rule justified by the component's own\n")
+	w("wording and each class with tuning lines from threads no other corpus file cites: a sandbox (pause)\n")
+	w("image pull in dockershim's and CRI-O's words (`failed to inspect sandbox image`, `Error initializing\n")
+	w("source docker://…pause…`, any pull error of `FailedCreatePodSandBox`); Docker's registry pings that\n")
+	w("span lines (`unable to ping registry endpoint …\\nv2 ping attempt failed with error: … dial tcp …`);\n")
+	w("the pull's platform matchers (`no match for platform in manifest`, CRI-O's `no image found in manifest\n")
+	w("list for architecture`) before a missing image; PodSecurityPolicy's `unable to admit pod` and the\n")
+	w("SecurityContextDeny plugin's `SecurityContext.RunAsUser is forbidden`; CRI-O's `applying apparmor profile\n")
+	w("to container` and containerd failing to load its default AppArmor profile (`get apparmor_parser version:\n")
+	w("exec: \"apparmor_parser\": executable file not found`, which table 1.6.0 called the container's missing\n")
+	w("command); a scheduler list with a group no rule knows is `scheduling_failed` instead of the taint or\n")
+	w("selector listed next to it (below); and the API server's `The POST operation against Pod could not be\n")
+	w("completed at this time` is `workload_create_failed`, not a timeout: on a create it is the storage\n")
+	w("layer being unreachable (apiserver `InterpretCreateError`), answered at once (one tuning line relabelled).\n")
+	w("Four misses are left as they are, the table's answer being defensible or the message not telling: an exec\n")
+	w("probe whose own output says `context deadline exceeded` (named a timeout, as the set's other exec-probe\n")
+	w("timeout is labelled), a shim that cannot find crun (`runtime_unavailable` by that cause's meaning: the\n")
+	w("OCI runtime binary is missing), a cAdvisor `unable to find data for container /` of image GC (no\n")
+	w("statistics yet), and `failed to create shim: not found` of kata (generic: the message does not say\n")
+	w("which part is missing). A KubeBlocks re-post (`Pod …: Startup probe failed: …`) and a Kubernetes 1.0\n")
+	bs := ScoreTable(t, blinds[0])
+	w("`failedScheduling` stay `unknown`. Re-scored with table %s — no longer blind, for comparison only —\n", t.Version())
+	w("the set gives %.1f %% (%d/%d) and %.1f %% (%d/%d). Per class, table 1.6.0 → %s (named right/named,\n",
+		bs.Precision(), bs.NamedRight, bs.Named, bs.Coverage(), bs.Covered, bs.Knowable, t.Version())
+	w("covered/knowable; a line counts for precision under the class of the cause named, for coverage under\n")
+	w("the class of its label):\n\n")
+	w("%s\n", classTable(t, tuning, heldBack))
+	r2 := blindRounds[1]
+	w("The **second blind round** (`testdata/corpus/blind2.yaml`) holds %d real messages from %d threads, collected\n", r2.lines, threadCount(blinds[1]))
+	w("after the rules of table %s were final, from threads no other corpus file cites (not even the first\n", r2.version)
+	w("round) and that were not read while those rules were written, labelled by hand and committed before any\n")
+	w("table classified them. Scored once with table %s (%s): precision %.1f %% (%d/%d), specific coverage\n",
+		r2.version, r2.date, percent(r2.namedRight, r2.named), r2.namedRight, r2.named)
+	w("%.1f %% (%d/%d) — better precision than the first round, lower coverage, and short of the issue's 96 %% and\n",
+		percent(r2.covered, r2.knowable), r2.covered, r2.knowable)
+	w("92 %%. The 5 wrong names: a redis exec probe whose output is `Timed out` (twice, named a probe timeout),\n")
+	w("an rbd `WaitForAttach` failing on the missing `rbd` binary (named an attach failure), a vSphere CSI\n")
+	w("`disk … not attached to node` under `MountDevice` (named a CSI error; labelled an attach failure) and a\n")
+	w("scheduler list of volume limits, taints, a cordon and `Too many pods` (named insufficient resources;\n")
+	w("labelled `scheduling_failed`). Of the %d lines whose specific cause it missed, 3 are among these; the\n", r2.knowable-r2.covered)
+	w("other %d got a generic answer or `unknown`: registries that refuse with a bare `denied` (ghcr.io,\n", r2.knowable-r2.covered-3)
+	w("three times) or Artifact Registry's `Permission … denied on resource`; the scheduler's newer\n")
+	w("`didn't match PersistentVolume's node affinity`; wordings of old\n")
+	w("releases (Kubernetes 1.0's `image … not found`, docker-era `Killing container with id …` after a\n")
+	w("failed probe, twice, the 2015 quota denials, twice, `1 MatchNodeSelector`, `pod has unbound\n")
+	w("PersistentVolumeClaims (repeated 6 times)`); the API server's `securityContext.privileged: Forbidden:\n")
+	w("disallowed by cluster policy`; and a CSI driver without CSIDriver object for an inline volume. These\n")
+	w("lines too stay as they are; `TestBlindRoundsScore` keeps every round from falling below its first\n")
+	w("score.\n\n")
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
 	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
@@ -100,7 +259,8 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	w("didn't match Pod's node affinity/selector` rules out each group of nodes for its own reason. The table\n")
 	w("names the reason that **blocks** by a declared precedence, the order of the scheduling rules, and not\n")
 	w("by the number of nodes:\n\n")
-	w("1. volumes: unbound claims, claims being deleted, no volume to bind, volume node affinity (the claim\n")
+	w("1. volumes: unbound claims, claims being deleted, no volume to bind or no free storage to provision\n")
+	w("   one, volume node affinity or zone (the claim\n")
 	w("   decides which nodes are candidates at all);\n")
 	w("2. resources (`Insufficient …`, `Too many pods`): the only reason preemption can resolve — the\n")
 	w("   scheduler's own tail counts those nodes as `No preemption victims found for incoming pod` and the\n")
@@ -109,7 +269,11 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	w("   (`scheduling_failed`: a partial answer would send the reader to the wrong knob);\n")
 	w("4. host ports;\n")
 	w("5. node selector or affinity, then taints and cordoned nodes: exclusions that are usually by design\n")
-	w("   (control-plane nodes, other teams' pools), named only when nothing else is listed.\n\n")
+	w("   (control-plane nodes, other teams' pools), named only when nothing else is listed;\n")
+	w("6. a group no rule above knows — a plugin of a custom or vendor scheduler (`2 node unregistered`,\n")
+	w("   `1 NodeUnfitPod`, `1 everest driver not found at node`), old node conditions (`node(s) were not\n")
+	w("   ready`) — makes the message `scheduling_failed` (rule `scheduling.unknown_group`, table 1.7.0):\n")
+	w("   the table cannot tell whether that group is what blocks, so it names none of the exclusions.\n\n")
 	w("The scheduler sorts the groups as strings (`FitError.Error`, pkg/scheduler/framework/types.go), so\n")
 	w("their order says nothing; a PreFilter rejection (`pod has unbound immediate PersistentVolumeClaims`,\n")
 	w("`persistentvolumeclaim \"…\" not found`) applies to every node, which is one reason volumes come first.\n")
@@ -213,4 +377,13 @@ func codeList(ss []string) string {
 		q[i] = "`" + s + "`"
 	}
 	return strings.Join(q, ", ")
+}
+
+// threadCount is the number of distinct sources of lines.
+func threadCount(lines []Line) int {
+	seen := map[string]bool{}
+	for _, l := range lines {
+		seen[l.Source] = true
+	}
+	return len(seen)
 }
