@@ -306,8 +306,8 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 
 	w("\n## Node Events worth counting\n\n")
 	w("Several node causes come from **Normal** Events of the Node object, which a `type=Warning` selector\n")
-	w("drops. kubecause counts these by default (`--events.normal-reason`, one server-side watch each, as\n")
-	w("`SandboxChanged` and `BackOff` for pods): `NodeNotReady`, `NodeNotSchedulable`, `NodeHasDiskPressure`,\n")
+	w("drops. kubecause counts these by default (`--events.normal-reason`, kept by the engine from its one\n")
+	w("watch, as `SandboxChanged` and `BackOff` for pods): `NodeNotReady`, `NodeNotSchedulable`, `NodeHasDiskPressure`,\n")
 	w("`NodeHasInsufficientMemory`, `NodeHasInsufficientPID`, and the PV controller's `FailedBinding` (a claim\n")
 	w("without StorageClass is Normal). `Rebooted` is a Warning on current kubelets. `Killing` is Normal and\n")
 	w("not counted by default, since every pod stop writes one; add `--events.normal-reason=Killing` to\n")
