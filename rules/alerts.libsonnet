@@ -257,10 +257,20 @@ local lib = import 'lib.libsonnet';
         rules: std.prune([
           {
             alert: 'KubecauseDown',
+            // Every replica of a cluster failing its scrapes, or gone from a cluster that had
+            // one in the last day (its series go stale: a global view of several clusters
+            // still has up{} series of the others, so absent() alone would not see it), or no
+            // target at all.
             expr: |||
               (sum by (%(clusterLabel)s) (up{%(kubecauseSelector)s}) == 0)
               or
-              absent(up{%(kubecauseSelector)s})
+              (
+                max by (%(clusterLabel)s) (max_over_time(up{%(kubecauseSelector)s}[1d]))
+                unless on (%(clusterLabel)s)
+                max by (%(clusterLabel)s) (up{%(kubecauseSelector)s})
+              )
+              or
+              (absent(up{%(kubecauseSelector)s}) unless on () max_over_time(up{%(kubecauseSelector)s}[1d]))
             ||| % cfg,
             'for': cfg.exporterDownFor,
             // A warning: kubecause being down loses diagnosis, not workloads; the pods, nodes
