@@ -133,35 +133,6 @@ var (
 	templateRE  = regexp.MustCompile(`\{\{\s*\$labels\.(\w+)\s*(\|\s*toLower\s*)?\}\}`)
 )
 
-// matcherValues returns the values an expression's matchers allow for a label (label="v" or
-// label=~"a|b"), for runbook anchors templated from that label.
-func matcherValues(expr, label string) []string {
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(label) + `\s*(=~|=)\s*"([^"]*)"`)
-	var vals []string
-	for _, m := range re.FindAllStringSubmatch(expr, -1) {
-		if m[1] == "=" {
-			vals = append(vals, m[2])
-		} else {
-			vals = append(vals, strings.Split(m[2], "|")...)
-		}
-	}
-	return vals
-}
-
-// withRecords returns expr followed by the expressions of the recording rules it reads, so that
-// an alert over a record can be checked against the matchers the record holds.
-func withRecords(t *testing.T, expr string) string {
-	out := expr
-	for _, g := range generated(t, "kubecause-rules.yaml").Groups {
-		for _, r := range g.Rules {
-			if r.Record != "" && regexp.MustCompile(`(^|[^a-zA-Z0-9_:])`+regexp.QuoteMeta(r.Record)+`($|[^a-zA-Z0-9_:])`).MatchString(expr) {
-				out += "\n" + r.Expr
-			}
-		}
-	}
-	return out
-}
-
 // anchorValues lists every anchor a runbook_url can take: literal, or each value of the label
 // it is templated from.
 func anchorValues(t *testing.T, a rule, cats map[string]mixintest.Category) []string {
@@ -183,7 +154,7 @@ func anchorValues(t *testing.T, a rule, cats map[string]mixintest.Category) []st
 			}
 		}
 	} else {
-		vals = matcherValues(withRecords(t, a.Expr), m[1])
+		vals = mixintest.LabelValues(t, a.Expr, m[1])
 	}
 	if len(vals) == 0 {
 		t.Errorf("%s: cannot enumerate the values of runbook anchor %q", a.Alert, anchor)
