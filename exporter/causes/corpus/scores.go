@@ -27,6 +27,7 @@ var blindRounds = []struct {
 }{
 	{file: "blind.yaml", version: "1.5.0", date: "2026-11-25", lines: 160, named: 94, namedRight: 88, knowable: 101, covered: 88},
 	{file: "blind2.yaml", version: "1.7.0", date: "2026-11-26", lines: 151, named: 100, namedRight: 95, knowable: 112, covered: 95},
+	{file: "blind3.yaml", version: "1.8.0", date: "2026-11-26", lines: 31, named: 12, namedRight: 12, knowable: 13, covered: 12},
 }
 
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
@@ -293,6 +294,21 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 		b2.Coverage(), b2.Covered, b2.Knowable, beforeTable.version, t.Version())
 	w("precision under the class of the cause named, for coverage under the class of its label):\n\n")
 	w("%s\n", classTable(t, tuning, heldBack))
+	r3 := blindRounds[2]
+	w("The **third blind round** (`testdata/corpus/blind3.yaml`) holds %d real messages from %d threads, collected\n", r3.lines, threadCount(blinds[2]))
+	w("after the rules of table %s were final, from threads no other corpus file cites and that were not read\n", r3.version)
+	w("while those rules were written, labelled by hand and committed before any table classified them. Scored\n")
+	w("once with table %s (%s): precision %.1f %% (%d/%d), specific coverage %.1f %% (%d/%d). The one miss is\n",
+		r3.version, r3.date, percent(r3.namedRight, r3.named), r3.namedRight, r3.named, percent(r3.covered, r3.knowable), r3.covered, r3.knowable)
+	w("Docker's `Could not reach any registry endpoint` (1.9–1.10), left to the generic `image_pull_failed`; the\n")
+	w("HPA, CronJob and Service-controller Events and the Normal lifecycle lines (%d of the %d) stay `unknown`, as\n",
+		r3.lines-r3.knowable-countGeneric(t, blinds[2]), r3.lines)
+	w("they should. **The round is small**: 31 lines, not the 150 issue 26 asks for. Most threads the search\n")
+	w("reaches are already cited by the earlier rounds, and about two candidates in three from the others are,\n")
+	w("masked, already in the corpus; collection stopped at what one session could gather. With 12 named and 13\n")
+	w("knowable lines one miss moves the figures by 8 points, so this score says little on its own; the next\n")
+	w("round should be larger, and drawn from sources the earlier rounds did not mine (newer releases' wordings,\n")
+	w("operators' and controllers' Events).\n\n")
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
 	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
@@ -441,4 +457,16 @@ func threadCount(lines []Line) int {
 		seen[l.Source] = true
 	}
 	return len(seen)
+}
+
+// countGeneric is the number of lines labelled with a generic cause of t (a failure whose text tells
+// where, not why): neither knowable nor none, unknowable or out_of_scope.
+func countGeneric(t *causes.Table, lines []Line) int {
+	n := 0
+	for _, l := range lines {
+		if l.Cause != LabelNone && l.Cause != LabelUnknowable && l.Cause != LabelOutOfScope && IsGeneric(t, l.Cause) {
+			n++
+		}
+	}
+	return n
 }
