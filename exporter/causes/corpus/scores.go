@@ -27,22 +27,27 @@ var blindRounds = []struct {
 }{
 	{file: "blind.yaml", version: "1.5.0", date: "2026-11-25", lines: 160, named: 94, namedRight: 88, knowable: 101, covered: 88},
 	{file: "blind2.yaml", version: "1.7.0", date: "2026-11-26", lines: 151, named: 100, namedRight: 95, knowable: 112, covered: 95},
+	{file: "blind3.yaml", version: "1.8.0", date: "2026-11-26", lines: 31, named: 12, namedRight: 12, knowable: 13, covered: 12},
 }
 
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
 // and the held-back set: {named right, named, covered, knowable} for each.
 var before = struct{ tuning, held [4]int }{tuning: [4]int{171, 200, 171, 252}, held: [4]int{77, 84, 77, 93}}
 
-// before17 is how table 1.6.0 (the table the first blind round measured, but for target labels)
-// scores per class on the tuning and held-back sets as they are with table 1.7.0: for each
-// category, {named right, named, covered, knowable} as ClassScores counts them. Measured with the
-// table of commit bd5a6cf (exporter/causes/causes.yaml) before the rules of 1.7.0 were written.
-var before17 = struct{ tuning, held map[string][4]int }{
+// beforeTable is how table 1.7.0 (the table the second blind round measured) scores per class on
+// the tuning and held-back sets as they are with table 1.8.0: for each category, {named right,
+// named, covered, knowable} as ClassScores counts them. Measured with the table of commit d498c63
+// (exporter/causes/causes.yaml) before the rules of 1.8.0 were written.
+var beforeTable = struct {
+	version      string
+	tuning, held map[string][4]int
+}{
+	version: "1.7.0",
 	tuning: map[string][4]int{
-		"container": {27, 28, 27, 27}, "eviction": {12, 12, 12, 12}, "image": {35, 35, 35, 35},
-		"node": {5, 5, 5, 5}, "node_pressure": {12, 12, 12, 12}, "probe": {28, 28, 28, 28},
-		"sandbox": {45, 45, 45, 47}, "scheduling": {43, 43, 43, 43}, "storage": {6, 6, 6, 6},
-		"volume": {89, 89, 89, 90}, "workload": {35, 36, 35, 37},
+		"container": {27, 27, 27, 27}, "eviction": {12, 12, 12, 12}, "image": {35, 35, 35, 35},
+		"node": {5, 5, 5, 5}, "node_pressure": {12, 12, 12, 12}, "probe": {29, 29, 29, 29},
+		"sandbox": {47, 47, 47, 47}, "scheduling": {43, 44, 43, 44}, "storage": {6, 6, 6, 6},
+		"volume": {90, 90, 90, 91}, "workload": {37, 37, 37, 37},
 	},
 	held: map[string][4]int{
 		"container": {3, 3, 3, 3}, "eviction": {5, 5, 5, 5}, "image": {16, 16, 16, 16},
@@ -84,17 +89,17 @@ func ClassScores(t *causes.Table, lines []Line) map[string]*Score {
 	return out
 }
 
-// classTable renders the per-class figures of table 1.6.0 (before) and t on the tuning and
+// classTable renders the per-class figures of the table before (beforeTable) and t on the tuning and
 // held-back sets.
 func classTable(t *causes.Table, tuning, heldBack []Line) string {
 	var b strings.Builder
 	ts, hs := ClassScores(t, tuning), ClassScores(t, heldBack)
 	var classes []string
-	for c := range before17.tuning {
+	for c := range beforeTable.tuning {
 		classes = append(classes, c)
 	}
 	for c := range ts {
-		if _, ok := before17.tuning[c]; !ok {
+		if _, ok := beforeTable.tuning[c]; !ok {
 			classes = append(classes, c)
 		}
 	}
@@ -114,7 +119,7 @@ func classTable(t *causes.Table, tuning, heldBack []Line) string {
 		if s := hs[c]; s != nil {
 			hn = *s
 		}
-		tb, hb := before17.tuning[c], before17.held[c]
+		tb, hb := beforeTable.tuning[c], beforeTable.held[c]
 		fmt.Fprintf(&b, "| %s | %s → %s | %s → %s | %s → %s | %s → %s |\n", c,
 			cell(tb[0], tb[1]), cell(tn.NamedRight, tn.Named), cell(tb[2], tb[3]), cell(tn.Covered, tn.Knowable),
 			cell(hb[0], hb[1]), cell(hn.NamedRight, hn.Named), cell(hb[2], hb[3]), cell(hn.Covered, hn.Knowable))
@@ -214,11 +219,8 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 	w("which part is missing). A KubeBlocks re-post (`Pod …: Startup probe failed: …`) and a Kubernetes 1.0\n")
 	bs := ScoreTable(t, blinds[0])
 	w("`failedScheduling` stay `unknown`. Re-scored with table %s — no longer blind, for comparison only —\n", t.Version())
-	w("the set gives %.1f %% (%d/%d) and %.1f %% (%d/%d). Per class, table 1.6.0 → %s (named right/named,\n",
-		bs.Precision(), bs.NamedRight, bs.Named, bs.Coverage(), bs.Covered, bs.Knowable, t.Version())
-	w("covered/knowable; a line counts for precision under the class of the cause named, for coverage under\n")
-	w("the class of its label):\n\n")
-	w("%s\n", classTable(t, tuning, heldBack))
+	w("the set gives %.1f %% (%d/%d) and %.1f %% (%d/%d).\n\n",
+		bs.Precision(), bs.NamedRight, bs.Named, bs.Coverage(), bs.Covered, bs.Knowable)
 	r2 := blindRounds[1]
 	w("The **second blind round** (`testdata/corpus/blind2.yaml`) holds %d real messages from %d threads, collected\n", r2.lines, threadCount(blinds[1]))
 	w("after the rules of table %s were final, from threads no other corpus file cites (not even the first\n", r2.version)
@@ -241,6 +243,72 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 	w("disallowed by cluster policy`; and a CSI driver without CSIDriver object for an inline volume. These\n")
 	w("lines too stay as they are; `TestBlindRoundsScore` keeps every round from falling below its first\n")
 	w("score.\n\n")
+	w("**Table 1.8.0** answers that round's misses as classes, each rule taken from the component's own wording:\n\n")
+	w("- a probe timeout is claimed only from the kubelet's own words: an HTTP, TCP or gRPC probe's client error,\n")
+	w("  the kubelet's exec deadline (`command \"…\" timed out`, written by its CRI client when `ExecSync` hits\n")
+	w("  `timeoutSeconds`) or a probe that errored in the runtime. Whatever else an exec probe prints is its\n")
+	w("  command's output: a script's `Timed out` or a client's `context deadline exceeded` is the command giving\n")
+	w("  up by itself inside the probe's deadline, `*_probe_exec_failed`. This also answers the first round's\n")
+	w("  exec probe and turns its verbose `grpc_health_probe` line (`health check rpc failed: … DeadlineExceeded`,\n")
+	w("  labelled a timeout) into an exec failure; the tool's default `timeout: health rpc did not complete within\n")
+	w("  1s`, the kubelet's native gRPC probe's words too, stays a timeout;\n")
+	w("- a registry's `DENIED` error code as Docker and containerd print it (`…/manifests/v1: denied`, `denied:\n")
+	w("  denied`, Artifact Registry's `Permission \"…\" denied on resource`) is `image_auth_failed`; a filesystem's\n")
+	w("  `permission denied` has no colon before `denied`;\n")
+	w("- a tool a volume plugin runs on the node that is missing (`executable file not found in $PATH` under\n")
+	w("  `FailedMount`, the in-tree rbd plugin's `WaitForAttach` included) is `volume_mount_failed`, not an attach\n")
+	w("  failure; a CSI node plugin's own `rpc error: … executable file not found` stays `csi_rpc_error`;\n")
+	w("  a CSI node plugin that finds no disk to stage (`… not attached to node`) is `volume_attach_failed`;\n")
+	w("  an inline volume of a driver without `CSIDriver` object (`(no CSIDriver object)`, pkg/volume/csi) is\n")
+	w("  `csi_driver_not_registered`;\n")
+	w("- the API server's own refusal of privileged containers (`securityContext.privileged: Forbidden: disallowed\n")
+	w("  by cluster policy`, `--allow-privileged=false`) is `pod_security_violation`;\n")
+	w("- the scheduler's newer `didn't match PersistentVolume's node affinity` is `scheduling_volume_node_affinity`,\n")
+	w("  and resources are named only when no volume-limit, inter-pod affinity or spread group is listed next to\n")
+	w("  them (below): the scheduler's preemption can act on all of those, so such a list does not say which blocks.\n\n")
+	w("**Old releases.** A wording of a release no cluster runs gets a rule when its Event reason is still written\n")
+	w("today, it cannot be mistaken for another failure, and it costs a few regexp instructions: Kubernetes 1.1's\n")
+	w("quota denials (`cpu quota is 200m, current usage is 200m, requesting 100m.`, `cpu is limited by quota, must\n")
+	w("make explicit request.`), the kubelet's `Killing` wordings before 1.14 after a failed liveness probe, and\n")
+	w("1.8–1.10's `pod has unbound PersistentVolumeClaims`. Not worth a rule: the lower-case reasons of Kubernetes\n")
+	w("1.0 and 1.1 (`failed`, `failedScheduling`): every rule names exact reasons, and doubling them for releases of\n")
+	w("2015 is not worth the table's size; and the predicate names of 1.8–1.9 in the `0/N nodes are available`\n")
+	w("form (`1 MatchNodeSelector`): they would cost the two selector and taint rules about 120 instructions, and\n")
+	w("the message stays `scheduling_failed` — generic, not wrong. With these rules the table's patterns expand to\n")
+	w("about 10,400 instructions (the load test keeps them under an eighth of the 100,000 a table may have).\n\n")
+	w("**Left as they are**, the table's answer being defensible or the message not telling: a shim that cannot\n")
+	w("find crun (`runtime_unavailable`: the OCI runtime binary is missing), a cAdvisor `unable to find data for\n")
+	w("container /` of image GC (`image_fs_not_ready`: no statistics yet), kata's `failed to create shim: not\n")
+	w("found` (generic: which part is missing is not said), a KubeBlocks re-post of a kubelet Event (`Pod …:\n")
+	w("Startup probe failed: …`, an operator's Event: `unknown` by the precision guard), and Volcano's\n")
+	w("`PodGroupPending` / `Unschedulable` gang messages (an operator's Events, `unknown`). The new tuning lines\n")
+	w("(rook/rook#2039, ceph/ceph-csi#87, bitnami/charts#29985, xarg/rabbitmq-statefulset#4, Panfactum/stack#146)\n")
+	w("come from threads no other corpus file cites. For a registry's bare `denied`, the missing `CSIDriver`\n")
+	w("object, vSphere's `not attached to node`, the privileged refusal and the old `Killing` wordings no public\n")
+	w("Event was found whose masked message a blind round does not already hold, so those rules rest on the\n")
+	w("components' source wording (and the blind lines, which are not tuned against).\n\n")
+	b2 := ScoreTable(t, blinds[1])
+	w("Re-scored with table %s — no longer blind, for comparison only — the second round gives %.1f %% (%d/%d)\n",
+		t.Version(), b2.Precision(), b2.NamedRight, b2.Named)
+	w("and %.1f %% (%d/%d). Per class, table %s → %s (named right/named, covered/knowable; a line counts for\n",
+		b2.Coverage(), b2.Covered, b2.Knowable, beforeTable.version, t.Version())
+	w("precision under the class of the cause named, for coverage under the class of its label):\n\n")
+	w("%s\n", classTable(t, tuning, heldBack))
+	r3 := blindRounds[2]
+	w("The **third blind round** (`testdata/corpus/blind3.yaml`) holds %d real messages from %d threads, collected\n", r3.lines, threadCount(blinds[2]))
+	w("after the rules of table %s were final, from threads no other corpus file cites and that were not read\n", r3.version)
+	w("while those rules were written, labelled by hand and committed before any table classified them. Scored\n")
+	w("once with table %s (%s): precision %.1f %% (%d/%d), specific coverage %.1f %% (%d/%d). The one miss is\n",
+		r3.version, r3.date, percent(r3.namedRight, r3.named), r3.namedRight, r3.named, percent(r3.covered, r3.knowable), r3.covered, r3.knowable)
+	w("Docker's `Could not reach any registry endpoint` (1.9–1.10), left to the generic `image_pull_failed`; the\n")
+	w("HPA, CronJob and Service-controller Events and the Normal lifecycle lines (%d of the %d) stay `unknown`, as\n",
+		r3.lines-r3.knowable-countGeneric(t, blinds[2]), r3.lines)
+	w("they should. **The round is small**: 31 lines, not the 150 issue 26 asks for. Most threads the search\n")
+	w("reaches are already cited by the earlier rounds, and about two candidates in three from the others are,\n")
+	w("masked, already in the corpus; collection stopped at what one session could gather. With 12 named and 13\n")
+	w("knowable lines one miss moves the figures by 8 points, so this score says little on its own; the next\n")
+	w("round should be larger, and drawn from sources the earlier rounds did not mine (newer releases' wordings,\n")
+	w("operators' and controllers' Events).\n\n")
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
 	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
@@ -262,11 +330,14 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 	w("1. volumes: unbound claims, claims being deleted, no volume to bind or no free storage to provision\n")
 	w("   one, volume node affinity or zone (the claim\n")
 	w("   decides which nodes are candidates at all);\n")
-	w("2. resources (`Insufficient …`, `Too many pods`): the only reason preemption can resolve — the\n")
-	w("   scheduler's own tail counts those nodes as `No preemption victims found for incoming pod` and the\n")
-	w("   others as `Preemption is not helpful for scheduling`;\n")
-	w("3. volume limits, then inter-pod (anti-)affinity and topology spread, which have no cause of their own\n")
+	w("2. volume limits, then inter-pod (anti-)affinity and topology spread, which have no cause of their own\n")
 	w("   (`scheduling_failed`: a partial answer would send the reader to the wrong knob);\n")
+	w("3. resources (`Insufficient …`, `Too many pods`), named when they are the only reason listed that\n")
+	w("   preemption can resolve — the scheduler's own tail counts those nodes as `No preemption victims found\n")
+	w("   for incoming pod` and the others as `Preemption is not helpful for scheduling`. Volume limits,\n")
+	w("   inter-pod affinity and spread are filtered as `Unschedulable` too, not `UnschedulableAndUnresolvable`,\n")
+	w("   so a list holding resources and one of them does not say which blocks (table 1.8.0; before, resources\n")
+	w("   came first);\n")
 	w("4. host ports;\n")
 	w("5. node selector or affinity, then taints and cordoned nodes: exclusions that are usually by design\n")
 	w("   (control-plane nodes, other teams' pools), named only when nothing else is listed;\n")
@@ -386,4 +457,16 @@ func threadCount(lines []Line) int {
 		seen[l.Source] = true
 	}
 	return len(seen)
+}
+
+// countGeneric is the number of lines labelled with a generic cause of t (a failure whose text tells
+// where, not why): neither knowable nor none, unknowable or out_of_scope.
+func countGeneric(t *causes.Table, lines []Line) int {
+	n := 0
+	for _, l := range lines {
+		if l.Cause != LabelNone && l.Cause != LabelUnknowable && l.Cause != LabelOutOfScope && IsGeneric(t, l.Cause) {
+			n++
+		}
+	}
+	return n
 }
