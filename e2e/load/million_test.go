@@ -51,6 +51,8 @@ import (
 //	LOAD_SEED_WORKERS   concurrent creates while seeding (default 128)
 //	LOAD_ETCD_DIR       etcd's data directory, e.g. on a tmpfs (default: the test's directory)
 //	LOAD_SEED_ONLY=1    stop after the seed (to compare seeding settings)
+//	LOAD_KUBECAUSE_ARGS more kubecause flags, e.g. "--events.field-selector=type=Warning" (one watch)
+//	LOAD_READY_TIMEOUT  how long a start may take to be ready (default 30m)
 //	LOAD_SECONDS, LOAD_LAG_RATE, LOAD_LAG_WORKERS  as for TestApiserverLoad
 //	LOAD_MILLION_OUT    file that receives the results as JSON
 func TestMillionEvents(t *testing.T) {
@@ -232,6 +234,8 @@ func runMillion(t *testing.T, kcBin string, n int) MillionResult {
 	}
 	args := []string{"--web.listen-address=" + kcAddr, "--kubeconfig=" + cl.KubeconfigPath, "--log.level=info",
 		"--events.snapshot-file=" + snap, "--events.snapshot-interval=10s"}
+	args = append(args, strings.Fields(os.Getenv("LOAD_KUBECAUSE_ARGS"))...)
+	r.Notes["kubecause_args"] = os.Getenv("LOAD_KUBECAUSE_ARGS")
 	hc := &http.Client{Timeout: time.Minute}
 	kc, st := startMeasured(t, ctx, scr, hc, dir, "kubecause", kcBin, kcAddr, args)
 	r.Start = st
@@ -320,9 +324,22 @@ func startMeasured(t *testing.T, ctx context.Context, scr cpScraper, hc *http.Cl
 	cp0 := scr.snapshot(t, ctx)
 	kc := startChild(t, dir, name, nil, bin, args...)
 	start := time.Now()
+	timeout, err := time.ParseDuration(os.Getenv("LOAD_READY_TIMEOUT"))
+	if err != nil {
+		timeout = 30 * time.Minute
+	}
 	for {
-		if time.Since(start) > 30*time.Minute {
-			t.Fatalf("%s not ready after 30 min", name)
+		if time.Since(start) > timeout {
+			// What it got to: the Events tracked, the watches' errors, its memory.
+			ps := kc.stats(t)
+			body, _, _ := Scrape(hc, "http://"+addr+"/metrics")
+			tracked, _ := SumSamples(body, "kubecause_tracked_events")
+			errs, _ := SumSamples(body, "kubecause_watch_errors_total")
+			raw1, _ := scr.read(ctx)
+			lists, over, longest := watchLists(raw0["apiserver"], raw1["apiserver"])
+			pages, pagesOver, pageMax := etcdListPages(raw0["apiserver"], raw1["apiserver"])
+			t.Fatalf("%s not ready after %s: %.0f Events tracked, %.0f watch errors, peak RSS %.1f MiB, RSS %.1f MiB, CPU %.1f s; %.0f initial lists ended (%.0f past 60 s, longest ≤ %g s), %.0f etcd pages (%.0f past 60 s, longest ≤ %g s); load average %.1f",
+				name, timeout, tracked, errs, mib(ps.HWM), mib(ps.RSS), ps.CPU.Seconds(), lists, over, longest, pages, pagesOver, pageMax, loadAvg())
 		}
 		time.Sleep(100 * time.Millisecond)
 		resp, err := hc.Get("http://" + addr + "/readyz")
@@ -358,13 +375,14 @@ func startMeasured(t *testing.T, ctx context.Context, scr cpScraper, hc *http.Cl
 }
 
 // etcdListPages reads, between two expositions of kube-apiserver's /metrics, the etcd range
-// reads of Events it made (etcd_request_duration_seconds, operation list: one per page of a
-// list), how many took more than 60 s, and the smallest bucket bound that holds them all.
+// reads of Events it made (etcd_request_duration_seconds, operations list and listWithCount: one
+// per page of a list), how many took more than 60 s, and the smallest bucket bound that holds
+// them all.
 func etcdListPages(before, after []byte) (n, over60, longest float64) {
 	keep := func(b []byte) []byte {
 		var out bytes.Buffer
 		for _, l := range strings.Split(string(b), "\n") {
-			if strings.Contains(l, `resource="events"`) && strings.Contains(l, `operation="list"`) {
+			if strings.Contains(l, `resource="events"`) && strings.Contains(l, `operation="list`) {
 				out.WriteString(strings.Replace(l, "etcd_request_duration_seconds", "apiserver_watch_list_duration_seconds", 1))
 				out.WriteByte('\n')
 			}
