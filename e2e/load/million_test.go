@@ -98,6 +98,7 @@ type MillionStart struct {
 	Pages          float64 `json:"etcd_list_pages"`
 	PagesOver      float64 `json:"etcd_list_pages_over_60s"`
 	PageMax        float64 `json:"etcd_list_page_max_bucket_seconds"`
+	PageMean       float64 `json:"etcd_list_page_mean_seconds"`
 	EtcdSentMiB    float64 `json:"etcd_sent_mib"`
 	APICPU         float64 `json:"apiserver_cpu_seconds"`
 	EtcdCPU        float64 `json:"etcd_cpu_seconds"`
@@ -338,8 +339,10 @@ func startMeasured(t *testing.T, ctx context.Context, scr cpScraper, hc *http.Cl
 			raw1, _ := scr.read(ctx)
 			lists, over, longest := watchLists(raw0["apiserver"], raw1["apiserver"])
 			pages, pagesOver, pageMax := etcdListPages(raw0["apiserver"], raw1["apiserver"])
-			t.Fatalf("%s not ready after %s: %.0f Events tracked, %.0f watch errors, peak RSS %.1f MiB, RSS %.1f MiB, CPU %.1f s; %.0f initial lists ended (%.0f past 60 s, longest ≤ %g s), %.0f etcd pages (%.0f past 60 s, longest ≤ %g s); load average %.1f",
-				name, timeout, tracked, errs, mib(ps.HWM), mib(ps.RSS), ps.CPU.Seconds(), lists, over, longest, pages, pagesOver, pageMax, loadAvg())
+			s0, _ := SumSamples(raw0["apiserver"], "etcd_request_duration_seconds_sum", `operation="list`, `resource="events"`)
+			s1, _ := SumSamples(raw1["apiserver"], "etcd_request_duration_seconds_sum", `operation="list`, `resource="events"`)
+			t.Fatalf("%s not ready after %s: %.0f Events tracked, %.0f watch errors, peak RSS %.1f MiB, RSS %.1f MiB, CPU %.1f s; %.0f initial lists ended (%.0f past 60 s, longest ≤ %g s), %.0f etcd pages (%.0f past 60 s, longest ≤ %g s, %.0f s in all); load average %.1f",
+				name, timeout, tracked, errs, mib(ps.HWM), mib(ps.RSS), ps.CPU.Seconds(), lists, over, longest, pages, pagesOver, pageMax, s1-s0, loadAvg())
 		}
 		time.Sleep(100 * time.Millisecond)
 		resp, err := hc.Get("http://" + addr + "/readyz")
@@ -363,14 +366,21 @@ func startMeasured(t *testing.T, ctx context.Context, scr cpScraper, hc *http.Cl
 	st.WatchLists, st.WatchListsOver, st.WatchListMax = watchLists(raw0["apiserver"], raw1["apiserver"])
 	st.Lists = cp["api_list_requests"]
 	st.Pages, st.PagesOver, st.PageMax = etcdListPages(raw0["apiserver"], raw1["apiserver"])
+	if st.Pages > 0 {
+		sum := func(b []byte) float64 {
+			v, _ := SumSamples(b, "etcd_request_duration_seconds_sum", `operation="list`, `resource="events"`)
+			return v
+		}
+		st.PageMean = (sum(raw1["apiserver"]) - sum(raw0["apiserver"])) / st.Pages
+	}
 	st.EtcdSentMiB = cp["etcd_sent_bytes"] / (1 << 20)
 	st.APICPU, st.EtcdCPU = cp["api_cpu_seconds"], cp["etcd_cpu_seconds"]
 	st.APIRSSMiB, st.EtcdRSSMiB = cp["api_rss_bytes"]/(1<<20), cp["etcd_rss_bytes"]/(1<<20)
 	quiet(t, kc)
 	st.SyncedRSS = kc.stats(t).RSS
-	t.Logf("%s ready in %.1f s: peak RSS %.1f MiB, CPU %.1f s, RSS once quiet %.1f MiB; %.0f initial lists (%.0f past 60 s, longest ≤ %g s), %.0f LISTs, %.0f etcd pages (%.0f past 60 s, longest ≤ %g s), etcd sent %.0f MiB; apiserver %.1f CPU s, RSS %.0f MiB; etcd %.1f CPU s, RSS %.0f MiB; load average %.1f",
+	t.Logf("%s ready in %.1f s: peak RSS %.1f MiB, CPU %.1f s, RSS once quiet %.1f MiB; %.0f initial lists (%.0f past 60 s, longest ≤ %g s), %.0f LISTs, %.0f etcd pages (%.0f past 60 s, longest ≤ %g s, mean %.2f s), etcd sent %.0f MiB; apiserver %.1f CPU s, RSS %.0f MiB; etcd %.1f CPU s, RSS %.0f MiB; load average %.1f",
 		name, st.Seconds, mib(st.PeakRSS), st.CPU, mib(st.SyncedRSS), st.WatchLists, st.WatchListsOver, st.WatchListMax, st.Lists,
-		st.Pages, st.PagesOver, st.PageMax, st.EtcdSentMiB, st.APICPU, st.APIRSSMiB, st.EtcdCPU, st.EtcdRSSMiB, st.Load1)
+		st.Pages, st.PagesOver, st.PageMax, st.PageMean, st.EtcdSentMiB, st.APICPU, st.APIRSSMiB, st.EtcdCPU, st.EtcdRSSMiB, st.Load1)
 	return kc, st
 }
 
