@@ -53,6 +53,8 @@ import (
 //	LOAD_SEED_ONLY=1    stop after the seed (to compare seeding settings)
 //	LOAD_KUBECAUSE_ARGS more kubecause flags, e.g. "--events.field-selector=type=Warning" (one watch)
 //	LOAD_READY_TIMEOUT  how long a start may take to be ready (default 30m)
+//	KUBECAUSE_ENV       kubecause's extra environment, e.g. "GOMEMLIMIT=230MiB" (what
+//	                    --auto-gomemlimit sets under the chart's 256Mi limit)
 //	LOAD_SECONDS, LOAD_LAG_RATE, LOAD_LAG_WORKERS  as for TestApiserverLoad
 //	LOAD_MILLION_OUT    file that receives the results as JSON
 func TestMillionEvents(t *testing.T) {
@@ -323,7 +325,7 @@ func startMeasured(t *testing.T, ctx context.Context, scr cpScraper, hc *http.Cl
 		t.Fatal(err)
 	}
 	cp0 := scr.snapshot(t, ctx)
-	kc := startChild(t, dir, name, nil, bin, args...)
+	kc := startChild(t, dir, name, loadSettings().kcEnv, bin, args...)
 	start := time.Now()
 	timeout, err := time.ParseDuration(os.Getenv("LOAD_READY_TIMEOUT"))
 	if err != nil {
