@@ -39,6 +39,10 @@ type ClusterOptions struct {
 	APIServerArgs map[string]string
 	// LogDir receives etcd.log and kube-apiserver.log (empty: output discarded).
 	LogDir string
+	// EtcdArgs are extra etcd flags (name without "--" → value); EtcdDataDir, when set, holds
+	// etcd's data instead of <dir>/etcd (the load run puts it on a tmpfs).
+	EtcdArgs    map[string]string
+	EtcdDataDir string
 }
 
 var quietEnvtest sync.Once
@@ -68,6 +72,12 @@ func StartCluster(dir string, o ClusterOptions) (*Cluster, error) {
 		return nil, err
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd"), Path: etcdPath}
+	if o.EtcdDataDir != "" {
+		env.ControlPlane.Etcd.DataDir = o.EtcdDataDir
+	}
+	for k, v := range o.EtcdArgs {
+		env.ControlPlane.Etcd.Configure().Set(k, v)
+	}
 	api := env.ControlPlane.GetAPIServer()
 	api.CertDir = filepath.Join(dir, "apiserver")
 	api.Path = apiPath
