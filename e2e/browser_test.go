@@ -113,10 +113,7 @@ func alertLinks(t *testing.T, external, lang string) []string {
 				}
 			}
 		} else {
-			re := regexp.MustCompile(`\b` + regexp.QuoteMeta(m[1]) + `\s*(=~|=)\s*"([^"]*)"`)
-			for _, mm := range re.FindAllStringSubmatch(a.Expr, -1) {
-				vals = append(vals, strings.Split(mm[2], "|")...)
-			}
+			vals = mixintest.LabelValues(t, a.Expr, m[1])
 		}
 		if len(vals) == 0 {
 			t.Errorf("%s: cannot enumerate the values of %s", a.Alert, a.URL)

@@ -30,7 +30,7 @@ var snapshotMessages = []struct{ reason, message string }{
 
 // eventWriter writes kubelet Events into a namespace without pause, as a node with failing pods
 // does: a new Event every fourth write, otherwise a repeat of an earlier one (+1, or +5 as the
-// spam filter's jump), until stopped.
+// spam filter's jump; the Events given to startEventWriter are repeated too), until stopped.
 type eventWriter struct {
 	ns     string
 	writes atomic.Int64
@@ -38,11 +38,12 @@ type eventWriter struct {
 	done   chan error
 }
 
-func startEventWriter(ctx context.Context, c *framework.Cluster, ns string) *eventWriter {
+func startEventWriter(ctx context.Context, c *framework.Cluster, ns string, earlier ...*framework.CoreEvent) *eventWriter {
 	w := &eventWriter{ns: ns, stop: make(chan struct{}), done: make(chan error, 1)}
 	kubelet := framework.Kubelet(c.Client, "worker-1")
 	go func() {
-		var evs []*framework.CoreEvent
+		// The earlier Events are repeated as the writer's own.
+		evs := append([]*framework.CoreEvent(nil), earlier...)
 		tick := time.NewTicker(20 * time.Millisecond) // about 50 writes a second at most
 		defer tick.Stop()
 		for i := 0; ; i++ {
@@ -307,4 +308,195 @@ func TestSnapshotPrometheusSeesOneCounter(t *testing.T) {
 	promValue(t, s, resets, 0)
 	t.Logf("SIGKILL at %g counted: Prometheus holds %s = %g = the counts of the apiserver's %d Events, and %s = 0",
 		before, total, want, events, resets)
+}
+
+// seriesKey is a kubecause_events_total series without its cause: the Event's namespace, the
+// involved object's kind, the reason, the type and the reporting component — what the apiserver's
+// Events carry themselves.
+type seriesKey struct{ namespace, kind, reason, typ, component string }
+
+func (k seriesKey) String() string {
+	return fmt.Sprintf("{namespace=%q,kind=%q,reason=%q,type=%q,component=%q}", k.namespace, k.kind, k.reason, k.typ, k.component)
+}
+
+// apiserverSeries sums the counts of the apiserver's Events of ns by seriesKey.
+func apiserverSeries(t *testing.T, c *framework.Cluster, ns string) map[seriesKey]float64 {
+	t.Helper()
+	l, err := c.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	check(t, err)
+	m := map[seriesKey]float64{}
+	for _, ev := range l.Items {
+		m[seriesKey{ev.InvolvedObject.Namespace, ev.InvolvedObject.Kind, ev.Reason, ev.Type, ev.Source.Component}] += float64(ev.Count)
+	}
+	return m
+}
+
+// replicaSeries reads a replica's kubecause_events_total by seriesKey (summed over cause).
+func replicaSeries(k *framework.Kubecause) (map[seriesKey]float64, error) {
+	fams, err := k.Metrics()
+	if err != nil {
+		return nil, err
+	}
+	m := map[seriesKey]float64{}
+	f, ok := fams["kubecause_events_total"]
+	if !ok {
+		return m, nil
+	}
+	for _, s := range f.GetMetric() {
+		l := map[string]string{}
+		for _, p := range s.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		m[seriesKey{l["namespace"], l["kind"], l["reason"], l["type"], l["component"]}] += s.GetCounter().GetValue()
+	}
+	return m, nil
+}
+
+// diffSeries lists the keys of want and got whose values differ ("" when none).
+func diffSeries(want, got map[seriesKey]float64) string {
+	var b strings.Builder
+	for k, v := range want {
+		if got[k] != v {
+			fmt.Fprintf(&b, "  %s: %g, want %g\n", k, got[k], v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok && v != 0 {
+			fmt.Fprintf(&b, "  %s: %g, want none\n", k, v)
+		}
+	}
+	return b.String()
+}
+
+// TestRollingRestartOfTwoReplicas: two replicas, each with its own snapshot file (as the Helm
+// chart deploys them: one emptyDir per pod), count the Events of a namespace that already holds
+// history (Events with counts from before either replica started). The kubelet writes without
+// pause — count updates of the history and of its own Events, and new Events — while replica A is
+// stopped (SIGTERM) and started again, and once it is ready, replica B. After both are back and the
+// writes end, what a user checks holds: each replica's kubecause_events_total, series by series,
+// equals the growth of the apiserver's own counts since the replicas started (the occurrences
+// written while that replica was down included, the history not replayed), and so does the max
+// across the two replicas (the mixin's dedup: max without (instance, pod)) — no double counting;
+// each new process restored its snapshot once. Without the snapshot each restarted replica starts
+// from 0 and misses its downtime, and the max falls short too.
+func TestRollingRestartOfTwoReplicas(t *testing.T) {
+	ctx := testContext(t)
+	cluster, dir, bins := startCluster(t)
+	const ns = "apps"
+	check(t, cluster.EnsureNamespaces(ctx, ns))
+	// History: Events that occurred before kubecause was installed; they are a baseline.
+	kubelet := framework.Kubelet(cluster.Client, "worker-1")
+	var history []*framework.CoreEvent
+	for i, m := range snapshotMessages {
+		pod := corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns,
+			Name: fmt.Sprintf("db-%d", i), UID: types.UID(fmt.Sprintf("00000000-0000-4000-9000-%012d", i))}
+		ev := must[*framework.CoreEvent](t)(kubelet.Emit(ctx, pod, corev1.EventTypeWarning, m.reason, m.message))
+		check(t, ev.SetCount(ctx, int32(7+i)))
+		history = append(history, ev)
+	}
+	base := apiserverSeries(t, cluster, ns)
+
+	replicas := make([]*framework.Kubecause, 2)
+	for i := range replicas {
+		name := fmt.Sprintf("kubecause-%d", i)
+		check(t, os.Mkdir(filepath.Join(dir, name), 0o700)) // the pod's emptyDir
+		k, err := framework.StartKubecause(bins.Kubecause, cluster.KubeconfigPath, dir, name,
+			"--events.namespace="+ns, "--events.snapshot-file="+filepath.Join(dir, name, "events.snapshot"), "--events.snapshot-interval=1s")
+		check(t, err)
+		t.Cleanup(func() { _ = k.Stop() })
+		waitKubecauseValue(t, k, "kubecause_snapshot_restores_total", map[string]string{"result": "missing"}, 1)
+		replicas[i] = k
+	}
+	// The history is a baseline: nothing counted before the writes.
+	for i, k := range replicas {
+		if v := namespaceTotal(t, k, ns); v != 0 {
+			t.Fatalf("replica %d counts %g occurrences of the history", i, v)
+		}
+	}
+
+	w := startEventWriter(ctx, cluster, ns, history...)
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			close(w.stop)
+			<-w.done
+		}
+	})
+	w.waitWrites(t, 40)
+
+	for i, k := range replicas {
+		w.waitWrites(t, 20)
+		before := namespaceTotal(t, k, ns)
+		check(t, k.Stop()) // SIGTERM: the pod is deleted by the rollout
+		if log := currentLog(k); !strings.Contains(log, "snapshot written at shutdown") {
+			t.Fatalf("replica %d: no snapshot written at shutdown; log:\n%s", i, log)
+		}
+		down := time.Now()
+		away := w.writes.Load()
+		atStop, _ := apiserverOccurrences(t, cluster, ns)
+		w.waitWrites(t, 100) // while the replica is away
+		atStart, _ := apiserverOccurrences(t, cluster, ns)
+		check(t, k.Restart()) // the new pod, ready once its first lists are read
+		away = w.writes.Load() - away
+		if got, _ := kubecauseValue(t, k, "kubecause_snapshot_restores_total", map[string]string{"result": "restored"}); got != 1 {
+			t.Fatalf("replica %d: kubecause_snapshot_restores_total{result=\"restored\"} = %g, want 1; log:\n%s", i, got, k.Log(4000))
+		}
+		after := namespaceTotal(t, k, ns)
+		if after < before {
+			t.Fatalf("replica %d: kubecause_events_total went back from %g to %g: a reset", i, before, after)
+		}
+		t.Logf("replica %d: kubecause_events_total{namespace=%q} %g before, %g once ready again (away %s, %d writes meanwhile; the apiserver's counts grew by at least %g while it was down)",
+			i, ns, before, after, time.Since(down).Round(time.Millisecond), away, atStart-atStop)
+	}
+	w.waitWrites(t, 40) // both replicas back, writes go on
+
+	w.finish(t)
+	stopped = true
+	now := apiserverSeries(t, cluster, ns)
+	want := map[seriesKey]float64{}
+	var wantSum float64
+	for k, v := range now {
+		if d := v - base[k]; d != 0 {
+			want[k] = d
+			wantSum += d
+		}
+	}
+	got := make([]map[seriesKey]float64, len(replicas))
+	for i, k := range replicas {
+		var diff string
+		err := framework.Poll(ctx, metricTimeout, func() (bool, error) {
+			m, err := replicaSeries(k)
+			if err != nil {
+				return false, nil
+			}
+			got[i], diff = m, diffSeries(want, m)
+			return diff == "", nil
+		})
+		if err != nil {
+			t.Errorf("replica %d: kubecause_events_total differs from the apiserver's counts since the replicas started:\n%s", i, diff)
+		}
+		if v, _ := kubecauseValue(t, k, "kubecause_snapshot_restores_total", map[string]string{"result": "restored"}); v != 1 {
+			t.Errorf("replica %d: kubecause_snapshot_restores_total{result=\"restored\"} = %g, want 1", i, v)
+		}
+	}
+	// What the rules see: max without (instance, pod) of the two replicas' series.
+	dedup := map[seriesKey]float64{}
+	var dedupSum float64
+	for _, m := range got {
+		for k, v := range m {
+			dedup[k] = max(dedup[k], v)
+		}
+	}
+	for _, v := range dedup {
+		dedupSum += v
+	}
+	if diff := diffSeries(want, dedup); diff != "" {
+		t.Fatalf("the max across the replicas differs from the apiserver's counts:\n%s", diff)
+	}
+	_, events := apiserverOccurrences(t, cluster, ns)
+	t.Logf("after a rolling restart of both replicas: each replica's kubecause_events_total and their max equal, series by series (%d series), the growth of the apiserver's counts: %g occurrences on %d Events (%d writes in all; the history of %d Events not replayed)",
+		len(want), dedupSum, events, w.writes.Load(), len(history))
+	if wantSum != dedupSum {
+		t.Fatalf("sum of the max across replicas %g, want %g", dedupSum, wantSum)
+	}
 }

@@ -27,13 +27,6 @@ local lib = import 'lib.libsonnet';
     },
   },
 
-  // Node alerts skip cordoned nodes when excludeCordonedNodes is set.
-  local unlessCordoned =
-    if cfg.excludeCordonedNodes then |||
-      unless on (%(clusterLabel)s, node)
-      (max by (%(clusterLabel)s, node) (%(unsched)s) == 1)
-    ||| % (cfg { unsched: lib.ksm(cfg, 'kube_node_spec_unschedulable') }) else '',
-
   prometheusAlerts+:: {
     groups+: [
       {
@@ -122,16 +115,7 @@ local lib = import 'lib.libsonnet';
         rules: [
           {
             alert: cats.storage.alert,
-            expr: |||
-              max by (%(clusterLabel)s, namespace, persistentvolumeclaim, cause) (
-                label_replace(%(view)s, "persistentvolumeclaim", "$1", "name", "(.+)")
-              )
-              and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-              (max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1)
-            ||| % (cfg {
-                     view: lib.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim", %s}' % [sel, lib.causeMatcher(cats.storage.causes)]),
-                     pending: lib.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
-                   }),
+            expr: '%s > 0\n' % lib.records.pvcProvisioningFailing,
             'for': cfg.pvcProvisioningFailingFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -144,22 +128,7 @@ local lib = import 'lib.libsonnet';
             // S2: a PVC a pod needs stays Pending after its Events expired, none were sent, or
             // only Events no rule recognises (cause unknown) explain it.
             alert: 'KubecausePVCPending',
-            expr: |||
-              (
-                max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1
-                and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-                max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(used)s)
-              )
-              * on (%(clusterLabel)s, namespace, persistentvolumeclaim) group_left (storageclass)
-              max by (%(clusterLabel)s, namespace, persistentvolumeclaim, storageclass) (%(info)s)
-              unless on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-              label_replace(%(view)s, "persistentvolumeclaim", "$1", "name", "(.+)")
-            ||| % (cfg {
-                     pending: lib.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
-                     used: lib.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'),
-                     info: lib.ksm(cfg, 'kube_persistentvolumeclaim_info'),
-                     view: lib.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim", cause!="unknown"}' % sel),
-                   }),
+            expr: '%s > 0\n' % lib.records.pvcPendingUnexplained,
             'for': cfg.pvcPendingFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -171,9 +140,7 @@ local lib = import 'lib.libsonnet';
           {
             // S19: a deleted PVC that its finalizers keep.
             alert: 'KubecausePVCStuckTerminating',
-            expr: |||
-              max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(deleted)s) > 0
-            ||| % (cfg { deleted: lib.ksm(cfg, 'kube_persistentvolumeclaim_deletion_timestamp') }),
+            expr: '%s > 0\n' % lib.records.pvcTerminating,
             'for': cfg.pvcTerminatingFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -191,20 +158,7 @@ local lib = import 'lib.libsonnet';
             // S4/S5: containers stuck waiting while no live Event explains why. Read over
             // flapWindow: a container that runs a minute between crashes still counts.
             alert: 'KubecauseContainerWaiting',
-            expr: |||
-              max by (%(clusterLabel)s, namespace, pod, container, reason) (%(waiting)s) == 1
-              and on (%(clusterLabel)s, namespace, pod)
-              max by (%(clusterLabel)s, namespace, pod) (%(info)s)
-              unless on (%(clusterLabel)s, namespace, pod)
-              max by (%(clusterLabel)s, namespace, pod) (%(ready)s) == 1
-              unless on (%(clusterLabel)s, namespace, pod)
-              %(causes)s
-            ||| % (cfg {
-                     waiting: lib.ksm(cfg, 'kube_pod_container_status_waiting_reason', 'reason=~"CrashLoopBackOff|CreateContainerError|CreateContainerConfigError|RunContainerError"', 'max_over_time', cfg.flapWindow),
-                     info: lib.ksm(cfg, 'kube_pod_info'),
-                     ready: lib.ksm(cfg, 'kube_pod_status_ready', 'condition="true"', 'min_over_time', cfg.recoveredAfter),
-                     causes: lib.records.podCauses,
-                   }),
+            expr: '%s > 0\n' % lib.records.containerWaitingUnexplained,
             'for': cfg.containerWaitingFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -216,14 +170,7 @@ local lib = import 'lib.libsonnet';
           if !cfg.ingressByNodePort then {
             // S3/S6: a LoadBalancer Service never gets an address (no metalLB or cloud LB).
             alert: 'KubecauseLoadBalancerNoAddress',
-            expr: |||
-              max by (%(clusterLabel)s, namespace, service) (%(type)s) == 1
-              unless on (%(clusterLabel)s, namespace, service)
-              max by (%(clusterLabel)s, namespace, service) (%(ingress)s)
-            ||| % (cfg {
-                     type: lib.ksm(cfg, 'kube_service_spec_type', 'type="LoadBalancer"'),
-                     ingress: lib.ksm(cfg, 'kube_service_status_load_balancer_ingress'),
-                   }),
+            expr: '%s > 0\n' % lib.records.loadBalancerNoAddress,
             'for': cfg.loadBalancerNoAddressFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -237,14 +184,7 @@ local lib = import 'lib.libsonnet';
             // over flapWindow: a node that flips between Ready and NotReady still counts; a
             // single reboot shorter than the `for` does not page.
             alert: 'KubecauseNodeNotReady',
-            expr: |||
-              max by (%(clusterLabel)s, node) (%(notReady)s) == 1
-              and on (%(clusterLabel)s, node)
-              max by (%(clusterLabel)s, node) (%(info)s)
-            ||| % (cfg {
-                     notReady: lib.ksm(cfg, 'kube_node_status_condition', 'condition="Ready", status=~"false|unknown"', 'max_over_time', cfg.flapWindow),
-                     info: lib.ksm(cfg, 'kube_node_info'),
-                   }) + unlessCordoned,
+            expr: '%s > 0\n' % lib.records.nodeNotReady,
             'for': cfg.nodeNotReadyFor,
             labels: { severity: 'warning' },
             annotations: {
@@ -256,9 +196,7 @@ local lib = import 'lib.libsonnet';
           if !cfg.kubernetesMixinInstalled then {
             // S18: DiskPressure evicts pods; memory and PID pressure likewise.
             alert: 'KubecauseNodePressure',
-            expr: |||
-              max by (%(clusterLabel)s, node, condition) (%(cond)s) == 1
-            ||| % (cfg { cond: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"') }) + unlessCordoned,
+            expr: '%s > 0\n' % lib.records.nodePressure,
             'for': cfg.nodePressureFor,
             keep_firing_for: cfg.staleTolerance,
             labels: { severity: 'warning' },
@@ -319,10 +257,20 @@ local lib = import 'lib.libsonnet';
         rules: std.prune([
           {
             alert: 'KubecauseDown',
+            // Every replica of a cluster failing its scrapes, or gone from a cluster that had
+            // one in the last day (its series go stale: a global view of several clusters
+            // still has up{} series of the others, so absent() alone would not see it), or no
+            // target at all.
             expr: |||
               (sum by (%(clusterLabel)s) (up{%(kubecauseSelector)s}) == 0)
               or
-              absent(up{%(kubecauseSelector)s})
+              (
+                max by (%(clusterLabel)s) (max_over_time(up{%(kubecauseSelector)s}[1d]))
+                unless on (%(clusterLabel)s)
+                max by (%(clusterLabel)s) (up{%(kubecauseSelector)s})
+              )
+              or
+              (absent(up{%(kubecauseSelector)s}) unless on () max_over_time(up{%(kubecauseSelector)s}[1d]))
             ||| % cfg,
             'for': cfg.exporterDownFor,
             // A warning: kubecause being down loses diagnosis, not workloads; the pods, nodes

@@ -69,6 +69,20 @@ var incidentNotifications = map[string][]string{
 		"6m firing cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
 		"38m resolved cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
 	},
+	"a Deployment fixed before kube-state-metrics stops does not page again": {
+		"6m firing cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
+		"11m firing namespace=shop,workload=blog,workload_type=Deployment: KubecausePodImagePullFailing",
+		"17m resolved namespace=shop,workload=blog,workload_type=Deployment: KubecausePodImagePullFailing",
+		"25m firing : KubecauseStateSourceMissing",
+		"36m resolved : KubecauseStateSourceMissing",
+	},
+	"kubecause stops for eighteen minutes in the middle of it": {
+		"6m firing cause=image_registry_unreachable,target=registry.corp.example:5000: KubecauseIncident",
+		"11m firing namespace=shop,workload=blog,workload_type=Deployment: KubecausePodImagePullFailing",
+		"17m resolved namespace=shop,workload=blog,workload_type=Deployment: KubecausePodImagePullFailing",
+		"36m firing : KubecauseDown",
+		"39m resolved : KubecauseDown",
+	},
 	"a CronJob whose runs fail is one workload": {
 		"11m firing namespace=ops,workload=backup,workload_type=CronJob: KubecausePodImagePullFailing",
 	},

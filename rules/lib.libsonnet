@@ -33,27 +33,56 @@
   // Recording rule: one series per state source (source="kube-state-metrics" or "kubecause")
   // that was scraped in the last stateSourceOutageTolerance and has no target up now.
   stateMissingRecord:: 'cluster:kubecause_state_source_missing:info',
+  stateMissing(cfg)::
+    |||
+      label_replace(
+        max by (%(cl)s) (max_over_time(up{%(ksm)s}[%(tol)s]))
+        unless on (%(cl)s)
+        max by (%(cl)s) (up{%(ksm)s} == 1),
+        "source", "kube-state-metrics", "", ""
+      )
+      or
+      label_replace(
+        max by (%(cl)s) (max_over_time(up{%(sel)s}[%(tol)s]))
+        unless on (%(cl)s)
+        max by (%(cl)s) (up{%(sel)s} == 1),
+        "source", "kubecause", "", ""
+      )
+    ||| % { cl: cfg.clusterLabel, ksm: cfg.kubeStateMetricsSelector, sel: cfg.kubecauseSelector, tol: cfg.stateSourceOutageTolerance },
 
   // A series read so that a scrape gap does not make it vanish: the last sample within
-  // staleTolerance, and while its source is missing (stateMissingRecord), the last sample within
-  // stateSourceOutageTolerance: a firing alert neither resolves nor notifies again while
-  // kube-state-metrics or kubecause restarts or is down. fn, when given, reads the series over
-  // window instead of its last sample (max_over_time for flapping state).
-  tolerant(cfg, series, source='kubecause', fn='last_over_time', window=null)::
-    '(%s(%s[%s]) or (last_over_time(%s[%s]) and on (%s) %s{source="%s"}))' % [
-      fn,
-      series,
-      if window == null then cfg.staleTolerance else window,
-      series,
-      cfg.stateSourceOutageTolerance,
-      cfg.clusterLabel,
-      $.stateMissingRecord,
-      source,
-    ],
+  // staleTolerance (a restart, one failed scrape). fn, when given, reads the series over window
+  // instead of its last sample (max_over_time for flapping state).
+  tolerant(cfg, series, fn='last_over_time', window=null)::
+    '%s(%s[%s])' % [fn, series, if window == null then cfg.staleTolerance else window],
 
   // A kube-state-metrics series, selector added, read through tolerant().
   ksm(cfg, metric, matchers='', fn='last_over_time', window=null)::
-    $.tolerant(cfg, '%s{%s%s}' % [metric, cfg.kubeStateMetricsSelector, if matchers == '' then '' else ', ' + matchers], 'kube-state-metrics', fn, window),
+    $.tolerant(cfg, '%s{%s%s}' % [metric, cfg.kubeStateMetricsSelector, if matchers == '' then '' else ', ' + matchers], fn, window),
+
+  // The expression of a recording rule that the alerts read: expr while every state source is
+  // scraped; while one is missing (stateMissingRecord), the record's own last value. A firing
+  // alert then neither resolves nor notifies again during a kube-state-metrics or kubecause
+  // outage of up to stateSourceOutageTolerance, and what was gone before the outage (a deleted
+  // pod, a state that ended) stays gone: reading the sources' series over the outage would
+  // bring back every series of that window.
+  // inline: read which source is missing from stateMissing() rather than its record (for a
+  // record outside the record's group).
+  held(cfg, record, expr, inline=false)::
+    |||
+      (
+        %(expr)s
+      )
+      unless on (%(cl)s) %(missing)s
+      or
+      last_over_time(%(record)s[%(w)s]) and on (%(cl)s) %(missing)s
+    ||| % {
+      expr: std.strReplace(std.rstripChars(expr, '\n'), '\n', '\n  '),
+      cl: cfg.clusterLabel,
+      missing: if inline then '(\n  %s)' % std.strReplace(std.rstripChars($.stateMissing(cfg), '\n'), '\n', '\n  ') else $.stateMissingRecord,
+      record: record,
+      w: cfg.staleTolerance,
+    },
 
   // The recording rules every pod alert reads (rules/rules.libsonnet writes them).
   records:: {
@@ -88,6 +117,14 @@
     // Nodes whose disk, memory or PID pressure has held for nodePressureFor: value 1, no series
     // otherwise (the evictions such a pressure explains).
     nodePressureHeld: 'cluster_node:kubecause_node_pressure_held:max',
+    // The state each alert below reads, one series per object that is in it (objectState).
+    pvcProvisioningFailing: 'namespace_persistentvolumeclaim_cause:kubecause_pvc_provisioning_failing:max',
+    pvcPendingUnexplained: 'namespace_persistentvolumeclaim:kubecause_pvc_pending_unexplained:max',
+    pvcTerminating: 'namespace_persistentvolumeclaim:kubecause_pvc_deletion_timestamp:max',
+    containerWaitingUnexplained: 'namespace_pod_container_reason:kubecause_container_waiting_unexplained:max',
+    loadBalancerNoAddress: 'namespace_service:kubecause_load_balancer_no_address:max',
+    nodeNotReady: 'cluster_node:kubecause_node_not_ready:max',
+    nodePressure: 'cluster_node_condition:kubecause_node_pressure:max',
   },
   podWorkloadRecord:: $.records.podWorkload,
 
@@ -134,6 +171,90 @@
     // as the real node showed.
     terminated: 'max by (%(clusterLabel)s, namespace, pod) (%(t)s) == 1\n' % (cfg { t: $.ksm(cfg, 'kube_pod_status_phase', 'phase=~"Failed|Succeeded"') }),
   },
+
+  // The state of claims, containers, Services and nodes the other alerts need, each recorded
+  // (records above, through held()) and read by one alert.
+  objectState(cfg)::
+    local cats = cfg.causeCategories;
+    local sel = cfg.kubecauseSelector;
+    // Node alerts skip cordoned nodes when excludeCordonedNodes is set.
+    local unlessCordoned =
+      if cfg.excludeCordonedNodes then |||
+        unless on (%(clusterLabel)s, node)
+        (max by (%(clusterLabel)s, node) (%(unsched)s) == 1)
+      ||| % (cfg { unsched: $.ksm(cfg, 'kube_node_spec_unschedulable') }) else '';
+    {
+      // A claim Pending with a live storage cause.
+      pvcProvisioningFailing: |||
+        max by (%(clusterLabel)s, namespace, persistentvolumeclaim, cause) (
+          label_replace(%(view)s, "persistentvolumeclaim", "$1", "name", "(.+)")
+        )
+        and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
+        (max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1)
+      ||| % (cfg {
+               view: $.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim", %s}' % [sel, $.causeMatcher(cats.storage.causes)]),
+               pending: $.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
+             }),
+      // A claim a pod uses, Pending, that no live Event with a known cause explains.
+      pvcPendingUnexplained: |||
+        (
+          max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1
+          and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
+          max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(used)s)
+        )
+        * on (%(clusterLabel)s, namespace, persistentvolumeclaim) group_left (storageclass)
+        max by (%(clusterLabel)s, namespace, persistentvolumeclaim, storageclass) (%(info)s)
+        unless on (%(clusterLabel)s, namespace, persistentvolumeclaim)
+        label_replace(%(view)s, "persistentvolumeclaim", "$1", "name", "(.+)")
+      ||| % (cfg {
+               pending: $.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
+               used: $.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'),
+               info: $.ksm(cfg, 'kube_persistentvolumeclaim_info'),
+               view: $.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim", cause!="unknown"}' % sel),
+             }),
+      // A deleted claim that still exists: value its deletion timestamp.
+      pvcTerminating: |||
+        max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(deleted)s) > 0
+      ||| % (cfg { deleted: $.ksm(cfg, 'kube_persistentvolumeclaim_deletion_timestamp') }),
+      // A container waiting (over flapWindow: one that runs a minute between crashes still
+      // counts) in a pod that exists, is not Ready and has no live cause.
+      containerWaitingUnexplained: |||
+        max by (%(clusterLabel)s, namespace, pod, container, reason) (%(waiting)s) == 1
+        and on (%(clusterLabel)s, namespace, pod)
+        max by (%(clusterLabel)s, namespace, pod) (%(info)s)
+        unless on (%(clusterLabel)s, namespace, pod)
+        max by (%(clusterLabel)s, namespace, pod) (%(ready)s) == 1
+        unless on (%(clusterLabel)s, namespace, pod)
+        %(causes)s
+      ||| % (cfg {
+               waiting: $.ksm(cfg, 'kube_pod_container_status_waiting_reason', 'reason=~"CrashLoopBackOff|CreateContainerError|CreateContainerConfigError|RunContainerError"', 'max_over_time', cfg.flapWindow),
+               info: $.ksm(cfg, 'kube_pod_info'),
+               ready: $.ksm(cfg, 'kube_pod_status_ready', 'condition="true"', 'min_over_time', cfg.recoveredAfter),
+               causes: $.records.podCauses,
+             }),
+      // A LoadBalancer Service without an ingress address.
+      loadBalancerNoAddress: |||
+        max by (%(clusterLabel)s, namespace, service) (%(type)s) == 1
+        unless on (%(clusterLabel)s, namespace, service)
+        max by (%(clusterLabel)s, namespace, service) (%(ingress)s)
+      ||| % (cfg {
+               type: $.ksm(cfg, 'kube_service_spec_type', 'type="LoadBalancer"'),
+               ingress: $.ksm(cfg, 'kube_service_status_load_balancer_ingress'),
+             }),
+      // A node not Ready at some point of flapWindow (one that flips still counts).
+      nodeNotReady: |||
+        max by (%(clusterLabel)s, node) (%(notReady)s) == 1
+        and on (%(clusterLabel)s, node)
+        max by (%(clusterLabel)s, node) (%(info)s)
+      ||| % (cfg {
+               notReady: $.ksm(cfg, 'kube_node_status_condition', 'condition="Ready", status=~"false|unknown"', 'max_over_time', cfg.flapWindow),
+               info: $.ksm(cfg, 'kube_node_info'),
+             }) + unlessCordoned,
+      // A node reporting disk, memory or PID pressure.
+      nodePressure: |||
+        max by (%(clusterLabel)s, node, condition) (%(cond)s) == 1
+      ||| % (cfg { cond: $.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"') }) + unlessCordoned,
+    },
 
   // Dedupe a kubecause expression over the replicas.
   dedup(cfg, expr):: 'max without (%s) (%s)' % [std.join(', ', cfg.replicaLabels), expr],

@@ -133,21 +133,6 @@ var (
 	templateRE  = regexp.MustCompile(`\{\{\s*\$labels\.(\w+)\s*(\|\s*toLower\s*)?\}\}`)
 )
 
-// matcherValues returns the values an expression's matchers allow for a label (label="v" or
-// label=~"a|b"), for runbook anchors templated from that label.
-func matcherValues(expr, label string) []string {
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(label) + `\s*(=~|=)\s*"([^"]*)"`)
-	var vals []string
-	for _, m := range re.FindAllStringSubmatch(expr, -1) {
-		if m[1] == "=" {
-			vals = append(vals, m[2])
-		} else {
-			vals = append(vals, strings.Split(m[2], "|")...)
-		}
-	}
-	return vals
-}
-
 // anchorValues lists every anchor a runbook_url can take: literal, or each value of the label
 // it is templated from.
 func anchorValues(t *testing.T, a rule, cats map[string]mixintest.Category) []string {
@@ -169,7 +154,7 @@ func anchorValues(t *testing.T, a rule, cats map[string]mixintest.Category) []st
 			}
 		}
 	} else {
-		vals = matcherValues(a.Expr, m[1])
+		vals = mixintest.LabelValues(t, a.Expr, m[1])
 	}
 	if len(vals) == 0 {
 		t.Errorf("%s: cannot enumerate the values of runbook anchor %q", a.Alert, anchor)

@@ -155,21 +155,7 @@ local lib = import 'lib.libsonnet';
         rules: [
           {
             record: lib.stateMissingRecord,
-            expr: |||
-              label_replace(
-                max by (%(cl)s) (max_over_time(up{%(ksm)s}[%(tol)s]))
-                unless on (%(cl)s)
-                max by (%(cl)s) (up{%(ksm)s} == 1),
-                "source", "kube-state-metrics", "", ""
-              )
-              or
-              label_replace(
-                max by (%(cl)s) (max_over_time(up{%(sel)s}[%(tol)s]))
-                unless on (%(cl)s)
-                max by (%(cl)s) (up{%(sel)s} == 1),
-                "source", "kubecause", "", ""
-              )
-            ||| % { cl: cl, ksm: ksm, sel: sel, tol: cfg.stateSourceOutageTolerance },
+            expr: lib.stateMissing(cfg),
           },
           {
             // The workload that owns a pod, one series per pod: the owner of its ReplicaSet (a
@@ -296,11 +282,11 @@ local lib = import 'lib.libsonnet';
             // The same with the pod's node and workload. A pod kube-state-metrics does not (yet)
             // list in kube_pod_info keeps its series, without them.
             record: rec.podFailing,
-            expr: |||
+            expr: lib.held(cfg, rec.podFailing, |||
               %(inState)s * on (%(cl)s, namespace, pod) group_left (node, workload_type, workload) %(workload)s
               or
               %(inState)s unless on (%(cl)s, namespace, pod) %(workload)s
-            ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload },
+            ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload }),
           },
           {
             // Nodes whose pressure held for nodePressureFor, as KubecauseNodePressure needs to
@@ -308,11 +294,11 @@ local lib = import 'lib.libsonnet';
             // (A node reported nodePressureFor ago: the window of a node that just joined holds
             // only its few samples.)
             record: rec.nodePressureHeld,
-            expr: |||
+            expr: lib.held(cfg, rec.nodePressureHeld, |||
               max by (%(cl)s, node) (%(held)s) == 1
               and on (%(cl)s, node)
               max by (%(cl)s, node) (%(cond)s offset %(for)s)
-            ||| % { cl: cl, 'for': cfg.nodePressureFor, cond: 'kube_node_status_condition{%s, condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"}' % ksm, held: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"', 'min_over_time', cfg.nodePressureFor) },
+            ||| % { cl: cl, 'for': cfg.nodePressureFor, cond: 'kube_node_status_condition{%s, condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"}' % ksm, held: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"', 'min_over_time', cfg.nodePressureFor) }),
           },
           {
             // Workloads failing per platform cause and shared target: the incident's measure.
@@ -376,7 +362,7 @@ local lib = import 'lib.libsonnet';
           {
             // Per workload the user manages: the owner where there is one, else the object.
             record: rec.workloadFailing,
-            expr: |||
+            expr: lib.held(cfg, rec.workloadFailing, |||
               max by (%(cl)s, namespace, workload_type, workload, cause, target) (
                 %(owned)s
                 or
@@ -384,8 +370,15 @@ local lib = import 'lib.libsonnet';
                 unless on (%(cl)s, namespace, kind, name)
                 %(owned)s
               )
-            ||| % { cl: cl, owned: rec.workloadOwned, events: rec.workloadEvents },
+            ||| % { cl: cl, owned: rec.workloadOwned, events: rec.workloadEvents }),
           },
+        ] + (if cfg.kubernetesMixinInstalled then [] else [
+               {
+                 // Containers waiting that no live cause explains (KubecauseContainerWaiting).
+                 record: rec.containerWaitingUnexplained,
+                 expr: lib.held(cfg, rec.containerWaitingUnexplained, lib.objectState(cfg).containerWaitingUnexplained),
+               },
+             ]) + [
           {
             // Pods that have not started and show a platform root cause now: while there are
             // some, the outage goes on even when no new pod starts (the short window of the
@@ -397,6 +390,18 @@ local lib = import 'lib.libsonnet';
               )
             ||| % { cl: cl, failing: rec.podFailing, causes: lib.causeMatcher(lib.podStartCauses(cfg)) },
           },
+        ],
+      },
+      {
+        // The state the claim, Service and node alerts read, held like the pods' while a state
+        // source is missing (lib.held, which reads which source is missing itself here: a
+        // record of another group is read out of step).
+        name: 'kubecause-alert-state',
+        rules: [
+          { record: rec[k], expr: lib.held(cfg, rec[k], lib.objectState(cfg)[k], inline=true) }
+          for k in ['pvcProvisioningFailing', 'pvcPendingUnexplained', 'pvcTerminating']
+                   + (if cfg.kubernetesMixinInstalled then [] else ['nodeNotReady', 'nodePressure'])
+                   + (if cfg.ingressByNodePort then [] else ['loadBalancerNoAddress'])
         ],
       },
       {

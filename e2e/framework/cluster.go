@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,6 +39,10 @@ type ClusterOptions struct {
 	APIServerArgs map[string]string
 	// LogDir receives etcd.log and kube-apiserver.log (empty: output discarded).
 	LogDir string
+	// EtcdArgs are extra etcd flags (name without "--" → value); EtcdDataDir, when set, holds
+	// etcd's data instead of <dir>/etcd (the load run puts it on a tmpfs).
+	EtcdArgs    map[string]string
+	EtcdDataDir string
 }
 
 var quietEnvtest sync.Once
@@ -58,9 +63,24 @@ func StartCluster(dir string, o ClusterOptions) (*Cluster, error) {
 		// killed, which is what a crash would do anyway.
 		ControlPlaneStopTimeout: 10 * time.Second,
 	}
-	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}
+	etcdPath, err := dieWithParent(dir, "etcd")
+	if err != nil {
+		return nil, err
+	}
+	apiPath, err := dieWithParent(dir, "kube-apiserver")
+	if err != nil {
+		return nil, err
+	}
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd"), Path: etcdPath}
+	if o.EtcdDataDir != "" {
+		env.ControlPlane.Etcd.DataDir = o.EtcdDataDir
+	}
+	for k, v := range o.EtcdArgs {
+		env.ControlPlane.Etcd.Configure().Set(k, v)
+	}
 	api := env.ControlPlane.GetAPIServer()
 	api.CertDir = filepath.Join(dir, "apiserver")
+	api.Path = apiPath
 	if o.LogDir != "" {
 		etcdLog, err := os.OpenFile(filepath.Join(o.LogDir, "etcd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -98,6 +118,24 @@ func StartCluster(dir string, o ClusterOptions) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// dieWithParent writes dir/<name>.sh, which runs the asset <name> so that it is killed when the
+// process that started it dies (as Process does): envtest starts etcd and kube-apiserver in
+// their own process group and a test killed before its cleanup (a timeout, ^C twice, SIGKILL)
+// left them running.
+func dieWithParent(dir, name string) (string, error) {
+	bin := filepath.Join(AssetsDir(), name)
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("%s: %w (make deps builds it)", name, err)
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		return "", fmt.Errorf("setpriv (util-linux) is needed to tie %s to the test: %w", name, err)
+	}
+	path := filepath.Join(dir, name+".sh")
+	script := fmt.Sprintf("#!/bin/sh\nexec '%s' --pdeathsig KILL -- '%s' \"$@\"\n", setpriv, bin)
+	return path, os.WriteFile(path, []byte(script), 0o755)
 }
 
 // Stop stops the apiserver and etcd.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/exporter/events"
 )
 
 // The control plane's cost of watching Events. kube-apiserver keeps no watch cache for Events:
@@ -28,14 +29,14 @@ import (
 //
 //	none                 no watcher: what the writes cost by themselves
 //	floor                one plain reflector on every Event (no field selector), decode and discard
-//	floor-per-reason     the floor with kubecause's default watches (type=Warning + one per reason)
-//	kubecause            kubecause, default flags (9 watches)
+//	floor-per-reason     the floor with kubecause's nine watches (type=Warning + one per reason)
+//	kubecause            kubecause, --events.field-selector=type=Warning (9 watches)
 //	kubecause-x2         two replicas of it
 //	kubecause-one-watch  kubecause with --events.field-selector= (one unfiltered watch; the
 //	                     engine drops the Normal reasons it does not count)
 //	kubecause-one-watch-x2
-//	kubecause-one-watch-noise-excluded  one watch that excludes the commonest Normal reasons
-//	                     server-side (reason!=Scheduled,reason!=Pulled,…; noiseExcluded)
+//	kubecause-one-watch-noise-excluded  kubecause, default flags: one watch that excludes the
+//	                     commonest Normal reasons server-side (events.DefaultFieldSelector)
 //
 // Settings (environment):
 //
@@ -58,27 +59,18 @@ type cpScenario struct {
 var cpScenarios = []cpScenario{
 	{Name: "none", kind: "none"},
 	{Name: "floor", kind: "floor", replicas: 1, args: []string{""}},
-	{Name: "floor-per-reason", kind: "floor", replicas: 1, args: defaultWatches},
-	{Name: "kubecause", kind: "kubecause", replicas: 1},
-	{Name: "kubecause-x2", kind: "kubecause", replicas: 2},
+	{Name: "floor-per-reason", kind: "floor", replicas: 1, args: nineWatches},
+	{Name: "kubecause", kind: "kubecause", replicas: 1, args: []string{"--events.field-selector=type=Warning"}},
+	{Name: "kubecause-x2", kind: "kubecause", replicas: 2, args: []string{"--events.field-selector=type=Warning"}},
 	{Name: "kubecause-one-watch", kind: "kubecause", replicas: 1, args: []string{"--events.field-selector="}},
 	{Name: "kubecause-one-watch-x2", kind: "kubecause", replicas: 2, args: []string{"--events.field-selector="}},
-	{Name: "kubecause-one-watch-noise-excluded", kind: "kubecause", replicas: 1, args: []string{"--events.field-selector=" + noiseExcluded}},
+	{Name: "kubecause-one-watch-noise-excluded", kind: "kubecause", replicas: 1}, // the default
 }
 
-// noiseExcluded is one watch that leaves out, server-side, the reasons of the Normal Events a
-// cluster writes most (a pod's start and stop, its controllers' creates and deletes, a
-// Deployment's scaling, volume attaches, node registration), none of them counted by default;
-// any other Normal Event reaches kubecause, whose engine drops the reasons it does not count.
-var noiseExcluded = "reason!=Scheduled,reason!=Pulling,reason!=Pulled,reason!=Created,reason!=Started,reason!=Killing," +
-	"reason!=SuccessfulCreate,reason!=SuccessfulDelete,reason!=ScalingReplicaSet,reason!=SuccessfulAttachVolume,reason!=Completed"
-
-// defaultWatches are the field selectors of kubecause's default watches (type=Warning and one
-// per default --events.normal-reason).
-var defaultWatches = []string{"type=Warning",
-	"type=Normal,reason=SandboxChanged", "type=Normal,reason=BackOff", "type=Normal,reason=FailedBinding",
-	"type=Normal,reason=NodeNotReady", "type=Normal,reason=NodeNotSchedulable", "type=Normal,reason=NodeHasDiskPressure",
-	"type=Normal,reason=NodeHasInsufficientMemory", "type=Normal,reason=NodeHasInsufficientPID"}
+// nineWatches are the field selectors of kubecause's watches with
+// --events.field-selector=type=Warning (the default until the layout decision,
+// docs/performance.md): type=Warning and one per default --events.normal-reason.
+var nineWatches = events.WatchSelectors("type=Warning", events.DefaultNormalReasons, nil)
 
 // cpCounter is one figure read from a control-plane /metrics: the sum of the samples of a
 // family whose labels contain every string of match.

@@ -72,7 +72,11 @@ type live struct {
 
 // Generator writes Events into namespaces ns-0 … ns-<Namespaces-1>.
 type Generator struct {
-	Client     kubernetes.Interface
+	Client kubernetes.Interface
+	// Clients, when set, are used instead of Client, one picked at random per write: each with
+	// its own connection to the apiserver, so that the writes are not all streams of one HTTP/2
+	// connection.
+	Clients    []kubernetes.Interface
 	Namespaces int
 	Workers    int
 	// NormalShare is the share of creates (in Seed) and of writes (in Run) that are a pod's
@@ -87,6 +91,14 @@ type Generator struct {
 	// add to kubecause_events_total (+1 per create, +Δcount per patch, +1 per series flush),
 	// Normals the Normal Events created (counted by no one).
 	Writes, Errors, Occurrences, Normals atomic.Int64
+}
+
+// client is the client of the next write.
+func (g *Generator) client(r *rand.Rand) kubernetes.Interface {
+	if len(g.Clients) > 0 {
+		return g.Clients[r.IntN(len(g.Clients))]
+	}
+	return g.Client
 }
 
 // Namespace i.
@@ -136,7 +148,7 @@ func (g *Generator) createKubelet(ctx context.Context, r *rand.Rand) error {
 		ReportingController: "kubelet",
 		ReportingInstance:   fmt.Sprintf("node-%d", n%100),
 	}
-	created, err := g.Client.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
+	created, err := g.client(r).CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
@@ -147,7 +159,7 @@ func (g *Generator) createKubelet(ctx context.Context, r *rand.Rand) error {
 
 // createScheduler creates an events.k8s.io FailedScheduling Event without series, as
 // kube-scheduler's recorder does for the first occurrence.
-func (g *Generator) createScheduler(ctx context.Context) error {
+func (g *Generator) createScheduler(ctx context.Context, r *rand.Rand) error {
 	n := g.seq.Add(1)
 	ns := g.Namespace(int(n))
 	pod := fmt.Sprintf("pending-%d", n)
@@ -162,7 +174,7 @@ func (g *Generator) createScheduler(ctx context.Context) error {
 		Note:                schedulerMessage,
 		Type:                corev1.EventTypeWarning,
 	}
-	created, err := g.Client.EventsV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
+	created, err := g.client(r).EventsV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
@@ -173,7 +185,7 @@ func (g *Generator) createScheduler(ctx context.Context) error {
 
 // createNormal creates the next pod start-up Normal Event (podStart): pod n/5's step n%5. They are
 // written once and never repeated, so the generator does not keep them.
-func (g *Generator) createNormal(ctx context.Context) error {
+func (g *Generator) createNormal(ctx context.Context, r *rand.Rand) error {
 	n := g.seq.Add(1)
 	ns := g.Namespace(int(n / 5))
 	pod := fmt.Sprintf("start-%d", n/5)
@@ -185,7 +197,7 @@ func (g *Generator) createNormal(ctx context.Context) error {
 	name := fmt.Sprintf("%s.%x%x", pod, time.Now().UnixNano(), n%5)
 	var err error
 	if step[0] == "Scheduled" {
-		_, err = g.Client.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{
+		_, err = g.client(r).EventsV1().Events(ns).Create(ctx, &eventsv1.Event{
 			ObjectMeta:          metav1.ObjectMeta{Name: name, Namespace: ns},
 			EventTime:           metav1.NewMicroTime(time.Now()),
 			ReportingController: "default-scheduler",
@@ -198,7 +210,7 @@ func (g *Generator) createNormal(ctx context.Context) error {
 		}, metav1.CreateOptions{})
 	} else {
 		now := metav1.NewTime(time.Now())
-		_, err = g.Client.CoreV1().Events(ns).Create(ctx, &corev1.Event{
+		_, err = g.client(r).CoreV1().Events(ns).Create(ctx, &corev1.Event{
 			ObjectMeta:          metav1.ObjectMeta{Name: name, Namespace: ns},
 			InvolvedObject:      corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: uid, FieldPath: "spec.containers{app}"},
 			Reason:              step[0],
@@ -222,7 +234,7 @@ func (g *Generator) createNormal(ctx context.Context) error {
 // kubelet-style nine times in ten, scheduler-style otherwise.
 func (g *Generator) Create(ctx context.Context, r *rand.Rand) error {
 	if g.NormalShare > 0 && r.Float64() < g.NormalShare {
-		return g.createNormal(ctx)
+		return g.createNormal(ctx, r)
 	}
 	return g.createWarning(ctx, r)
 }
@@ -231,7 +243,7 @@ func (g *Generator) Create(ctx context.Context, r *rand.Rand) error {
 // otherwise.
 func (g *Generator) createWarning(ctx context.Context, r *rand.Rand) error {
 	if r.IntN(10) == 0 {
-		return g.createScheduler(ctx)
+		return g.createScheduler(ctx, r)
 	}
 	return g.createKubelet(ctx, r)
 }
@@ -244,7 +256,7 @@ func (g *Generator) Repeat(ctx context.Context, r *rand.Rand, l *live) error {
 	if l.series {
 		next := l.count + 1 // no series → series.count 2, then +1 per flush
 		patch, _ := json.Marshal(map[string]any{"series": eventsv1.EventSeries{Count: next, LastObservedTime: metav1.NewMicroTime(time.Now())}})
-		if _, err := g.Client.EventsV1().Events(l.ns).Patch(ctx, l.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := g.client(r).EventsV1().Events(l.ns).Patch(ctx, l.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			return err
 		}
 		l.count = next
@@ -256,7 +268,7 @@ func (g *Generator) Repeat(ctx context.Context, r *rand.Rand, l *live) error {
 		d = 5 + r.Int32N(16)
 	}
 	patch, _ := json.Marshal(map[string]any{"count": l.count + d, "lastTimestamp": metav1.NewTime(time.Now())})
-	if _, err := g.Client.CoreV1().Events(l.ns).Patch(ctx, l.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := g.client(r).CoreV1().Events(l.ns).Patch(ctx, l.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return err
 	}
 	l.count += d
@@ -318,7 +330,7 @@ func (g *Generator) Run(ctx context.Context, p Profile) (int64, time.Duration, e
 				var err error
 				switch {
 				case g.NormalShare > 0 && r.Float64() < g.NormalShare:
-					err = g.createNormal(ctx)
+					err = g.createNormal(ctx, r)
 				case r.Float64() < p.CreateShare || g.Live() == 0:
 					err = g.createWarning(ctx, r)
 				default:

@@ -283,7 +283,7 @@ func Parse(data []byte) (*Table, error) {
 		} else if cost > MaxPatternCost {
 			bad = true // reported at the rule that went past the budget; nothing more is compiled
 		} else if cost += patternCost(r.Pattern); cost > MaxPatternCost {
-			check(false, "pattern: the patterns up to this rule expand to %d regexp instructions, more than the %d a table may have (the built-in table needs a tenth of that): simplify the patterns (a repeat such as {1000} is expanded)",
+			check(false, "pattern: the patterns up to this rule expand to %d regexp instructions, more than the %d a table may have (the built-in table needs about a tenth of that): simplify the patterns (a repeat such as {1000} is expanded)",
 				cost, MaxPatternCost)
 		} else if br, err := compileBranches(r.Pattern, !template); err != nil {
 			check(false, "pattern: %v", err)

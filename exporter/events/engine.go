@@ -78,6 +78,7 @@ type tracked struct {
 	name  uint64 // hash of namespace/name
 	count int32  // occurrences recorded on the object
 	view  int32  // slot in the per-object view, or noEntry or refused
+	first uint32 // Unix second of its first occurrence (a snapshot over its cap keeps the newest)
 	src   uint16 // the source (watch scope) the Event came from
 	list  uint8  // the source's list generation that last contained it (0: none since it was added)
 }
@@ -396,7 +397,8 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	case known && !baseline:
 		delta = max(n-t.count, 0) // counts never go down; remember the new value and go on
 	case !known:
-		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: noEntry, src: src}
+		t = tracked{name: nameHash(ev.Namespace, ev.Name), view: noEntry, src: src,
+			first: uint32(min(max(firstTime(ev), 0), math.MaxUint32))}
 		if baseline {
 			break
 		}

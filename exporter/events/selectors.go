@@ -11,11 +11,40 @@ import (
 
 // The Event watch policy: which server-side field selectors the watches use, and which a user may give.
 
-// WatchSelectors returns the server-side field selectors of the Event watches. With the default
-// type=Warning, each Normal reason asked for gets a watch of its own (type=Normal,reason=R): the
-// result sets are disjoint, so nothing is seen twice, and the apiserver still filters out the many
-// Normal Events nobody asked for. With any other selector there is one watch and the engine drops
-// Normal Events whose reason was not asked for.
+// DefaultNormalReasons are --events.normal-reason's default: the Normal Events that say something
+// is wrong (the kubelet's killed sandbox, image pull back-off and node conditions, the PV
+// controller's claim without StorageClass, the node controller's NotReady node).
+var DefaultNormalReasons = []string{"SandboxChanged", "BackOff", "FailedBinding", "NodeNotReady", "NodeNotSchedulable",
+	"NodeHasDiskPressure", "NodeHasInsufficientMemory", "NodeHasInsufficientPID"}
+
+// NoisyNormalReasons are the reasons of the Normal Events a cluster writes most — a pod's start
+// and stop (the scheduler's Scheduled; the kubelet's Pulling, Pulled, Created, Started, Killing),
+// its controllers' creates and deletes (SuccessfulCreate, SuccessfulDelete), a Deployment's
+// scaling (ScalingReplicaSet), a volume attach (SuccessfulAttachVolume), a Job's end
+// (Completed). Kubernetes' components write them as Normal only; none is counted.
+var NoisyNormalReasons = []string{"Scheduled", "Pulling", "Pulled", "Created", "Started", "Killing",
+	"SuccessfulCreate", "SuccessfulDelete", "ScalingReplicaSet", "SuccessfulAttachVolume", "Completed"}
+
+// DefaultFieldSelector is --events.field-selector's default: one watch of every Event but the
+// noisy Normal ones. kube-apiserver serves Events from etcd without a watch cache, so every watch
+// is an etcd watch that etcd and the apiserver pay at each write and whose start reads every live
+// Event: one watch costs them a ninth of the nine (type=Warning and one per default Normal
+// reason) that "type=Warning" gives, at no cost to kubecause (docs/performance.md, "The control
+// plane's cost"). A Warning Event with a noisy reason, which no Kubernetes component writes,
+// would not be seen.
+var DefaultFieldSelector = func() string {
+	parts := make([]string, len(NoisyNormalReasons))
+	for i, r := range NoisyNormalReasons {
+		parts[i] = "reason!=" + r
+	}
+	return strings.Join(parts, ",")
+}()
+
+// WatchSelectors returns the server-side field selectors of the Event watches. With type=Warning,
+// each Normal reason asked for gets a watch of its own (type=Normal,reason=R): the result sets are
+// disjoint, so nothing is seen twice, and the apiserver filters out the Normal Events nobody asked
+// for, at the price of one etcd watch each. With any other selector (the default included) there
+// is one watch and the engine drops Normal Events whose reason was not asked for.
 func WatchSelectors(base string, normalReasons, excluded []string) []string {
 	out := []string{fieldSelector(base, excluded)}
 	if base != "type=Warning" {

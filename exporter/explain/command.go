@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -92,7 +93,8 @@ func read(ctx context.Context, o Options, stdin io.Reader) ([]corev1.Event, erro
 }
 
 // listLive lists the Events of each namespace asked for (all without one) with each field
-// selector of the exporter's watches (excluded namespaces left out of them), within a minute.
+// selector of the exporter's watches (excluded namespaces left out of them), within a minute,
+// and keeps those the exporter counts: Normal Events only of the reasons it counts.
 func listLive(ctx context.Context, client kube.Client, o events.Options) ([]corev1.Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -103,7 +105,11 @@ func listLive(ctx context.Context, client kube.Client, o events.Options) ([]core
 			if err != nil {
 				return nil, err
 			}
-			all = append(all, evs...)
+			for _, ev := range evs {
+				if ev.Type != corev1.EventTypeNormal || slices.Contains(o.NormalReasons, ev.Reason) {
+					all = append(all, ev)
+				}
+			}
 		}
 	}
 	return all, nil

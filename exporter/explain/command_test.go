@@ -169,3 +169,35 @@ func TestListLiveReadsEveryNamespaceAndSelector(t *testing.T) {
 		t.Errorf("every namespace: requests %q, %v", c.requests, err)
 	}
 }
+
+// oneListClient serves one page: the Events it holds, whatever the selector.
+type oneListClient struct{ items []corev1.Event }
+
+func (c oneListClient) List(context.Context, kube.Resource, string, metav1.ListOptions) (runtime.Object, error) {
+	return &corev1.EventList{Items: c.items}, nil
+}
+
+func (c oneListClient) Watch(context.Context, kube.Resource, string, metav1.ListOptions) (watch.Interface, error) {
+	return nil, errors.New("explain does not watch")
+}
+
+// TestListLiveKeepsWhatTheExporterCounts: with the default selector (one watch of every Event
+// but the noisy Normal reasons) the list holds the Normal Events of any other reason too;
+// explain shows what the exporter counts: Warnings, and Normal Events of the counted reasons.
+func TestListLiveKeepsWhatTheExporterCounts(t *testing.T) {
+	ev := func(typ, reason string) corev1.Event {
+		return corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: typ + "-" + reason}, Type: typ, Reason: reason}
+	}
+	c := oneListClient{items: []corev1.Event{ev("Warning", "Failed"), ev("Normal", "BackOff"), ev("Normal", "LeaderElection"), ev("Normal", "SandboxChanged")}}
+	evs, err := listLive(context.Background(), c, events.Options{FieldSelector: events.DefaultFieldSelector, NormalReasons: events.DefaultNormalReasons})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Name)
+	}
+	if want := []string{"Warning-Failed", "Normal-BackOff", "Normal-SandboxChanged"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("listed %q, want %q", got, want)
+	}
+}

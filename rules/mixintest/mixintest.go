@@ -150,3 +150,27 @@ func RunbookPage(t testing.TB, url string) (string, error) {
 	}
 	return p, nil
 }
+
+// LabelValues lists the values the matchers of expr allow for label (label="v", or label=~"a|b"
+// split at |), in expr and in the expressions of the mixin's recording rules that expr reads
+// (an alert over a record names its values there).
+func LabelValues(t testing.TB, expr, label string) []string {
+	var records []struct{ Record, Expr string }
+	Jsonnet(t, `[{record: r.record, expr: r.expr} for g in (import "mixin.libsonnet").prometheusRules.groups for r in g.rules if std.objectHas(r, "record")]`, &records)
+	all := expr
+	for _, r := range records {
+		if regexp.MustCompile(`(^|[^a-zA-Z0-9_:])` + regexp.QuoteMeta(r.Record) + `($|[^a-zA-Z0-9_:])`).MatchString(expr) {
+			all += "\n" + r.Expr
+		}
+	}
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(label) + `\s*(=~|=)\s*"([^"]*)"`)
+	var vals []string
+	for _, m := range re.FindAllStringSubmatch(all, -1) {
+		if m[1] == "=" {
+			vals = append(vals, m[2])
+		} else {
+			vals = append(vals, strings.Split(m[2], "|")...)
+		}
+	}
+	return vals
+}

@@ -6,7 +6,8 @@ import (
 	"github.com/kubecause/kubecause/exporter/causes"
 )
 
-// DataDir is the directory of the corpus (corpus/tuning.yaml, corpus/heldback.yaml) and of the
+// DataDir is the directory of the corpus (corpus/tuning.yaml, corpus/heldback.yaml, the blind
+// rounds) and of the
 // real node's messages (real-node.yaml), relative to the repository root.
 const DataDir = "exporter/causes/testdata"
 
@@ -22,11 +23,19 @@ func Page(t *causes.Table, runbookDir, dataDir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	var blinds [][]Line
+	for _, r := range blindRounds {
+		lines, err := Load(filepath.Join(dataDir, "corpus", r.file))
+		if err != nil {
+			return nil, err
+		}
+		blinds = append(blinds, lines)
+	}
 	rn, err := LoadRealNode(filepath.Join(dataDir, "real-node.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	doc := ReferenceMarkdown(t, runbookDir)
-	doc = append(doc, ScoresMarkdown(t, tuning, heldBack)...)
+	doc = append(doc, ScoresMarkdown(t, tuning, heldBack, blinds)...)
 	return append(doc, RealNodeMarkdown(t, rn)...), nil
 }

@@ -59,10 +59,25 @@ func SchedulingGroups(message string) []SchedulingGroup {
 	return out
 }
 
+// alone is the scheduler message as it would read if g were the only group it listed: the same
+// head ("0/17 nodes are available: ", "… predicates:: "), that group in the form of the head, and
+// a final ".".
+func alone(message string, g SchedulingGroup) string {
+	loc := schedHead.FindStringIndex(message)
+	if loc == nil {
+		return g.Reason
+	}
+	head := message[:loc[1]]
+	if strings.HasSuffix(head, "nodes are available: ") {
+		return head + strconv.Itoa(g.Nodes) + " " + g.Reason + "."
+	}
+	return head + g.Reason + " (" + strconv.Itoa(g.Nodes) + ")."
+}
+
 // PrecedenceScore compares two ways to name the cause of the corpus's multi-reason scheduler
 // messages (FailedScheduling lines whose groups the table maps to at least two different causes):
 // the table's declared precedence, and the cause of the group that covers the most nodes (the
-// table applied to that group's reason alone; the first such group on a tie).
+// table applied to the message listing that group alone; the first such group on a tie).
 type PrecedenceScore struct {
 	Lines, Precedence, MostNodes int
 }
@@ -78,7 +93,7 @@ func ScoreSchedulingPrecedence(t *causes.Table, lines []Line) PrecedenceScore {
 		distinct := map[string]bool{}
 		best, bestCause := -1, ""
 		for _, g := range groups {
-			c := t.Classify(l.Reason, g.Reason).Cause
+			c := t.Classify(l.Reason, alone(l.Message, g)).Cause
 			distinct[c] = true
 			if g.Nodes > best {
 				best, bestCause = g.Nodes, c

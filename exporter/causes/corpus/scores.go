@@ -16,15 +16,122 @@ var firstHeldBack = struct {
 	lines, named, namedRight, knowable, covered int
 }{version: "1.1.0", lines: 148, named: 93, namedRight: 86, knowable: 93, covered: 86}
 
+// blindRounds are the blind rounds of issue 26, oldest first (testdata/corpus/<file>): each scored
+// once, when its lines were new to the table, and kept as taken — {named, named right, knowable,
+// covered} as ScoreTable counts them. Each round is collected after the rules of its table were
+// final, from threads no corpus file cites, and labelled before any table classified it
+// (blind_test.go checks that, keeps its lines as scored and the table above its first score).
+var blindRounds = []struct {
+	file, version, date                         string
+	lines, named, namedRight, knowable, covered int
+}{
+	{file: "blind.yaml", version: "1.5.0", date: "2026-11-25", lines: 160, named: 94, namedRight: 88, knowable: 101, covered: 88},
+	{file: "blind2.yaml", version: "1.7.0", date: "2026-11-26", lines: 151, named: 100, namedRight: 95, knowable: 112, covered: 95},
+	{file: "blind3.yaml", version: "1.8.0", date: "2026-11-26", lines: 31, named: 12, namedRight: 12, knowable: 13, covered: 12},
+}
+
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
 // and the held-back set: {named right, named, covered, knowable} for each.
 var before = struct{ tuning, held [4]int }{tuning: [4]int{171, 200, 171, 252}, held: [4]int{77, 84, 77, 93}}
+
+// beforeTable is how table 1.7.0 (the table the second blind round measured) scores per class on
+// the tuning and held-back sets as they are with table 1.8.0: for each category, {named right,
+// named, covered, knowable} as ClassScores counts them. Measured with the table of commit d498c63
+// (exporter/causes/causes.yaml) before the rules of 1.8.0 were written.
+var beforeTable = struct {
+	version      string
+	tuning, held map[string][4]int
+}{
+	version: "1.7.0",
+	tuning: map[string][4]int{
+		"container": {27, 27, 27, 27}, "eviction": {12, 12, 12, 12}, "image": {35, 35, 35, 35},
+		"node": {5, 5, 5, 5}, "node_pressure": {12, 12, 12, 12}, "probe": {29, 29, 29, 29},
+		"sandbox": {47, 47, 47, 47}, "scheduling": {43, 44, 43, 44}, "storage": {6, 6, 6, 6},
+		"volume": {90, 90, 90, 91}, "workload": {37, 37, 37, 37},
+	},
+	held: map[string][4]int{
+		"container": {3, 3, 3, 3}, "eviction": {5, 5, 5, 5}, "image": {16, 16, 16, 16},
+		"probe": {16, 16, 16, 17}, "sandbox": {17, 17, 17, 17}, "scheduling": {8, 8, 8, 8},
+		"volume": {31, 31, 31, 31},
+	},
+}
+
+// ClassScores scores the table per category: a line counts for precision under the category of
+// the cause the table names (when it names a specific one), and for coverage under the category
+// of its label (when that is a specific cause).
+func ClassScores(t *causes.Table, lines []Line) map[string]*Score {
+	out := map[string]*Score{}
+	class := func(cause string) *Score {
+		c, _ := t.Cause(cause)
+		if out[c.Category] == nil {
+			out[c.Category] = &Score{}
+		}
+		return out[c.Category]
+	}
+	for _, l := range lines {
+		got := t.Classify(l.Reason, l.Message).Cause
+		specific := l.Cause != LabelNone && l.Cause != LabelUnknowable && l.Cause != LabelOutOfScope && !IsGeneric(t, l.Cause)
+		if specific {
+			s := class(l.Cause)
+			s.Knowable++
+			if got == l.Cause {
+				s.Covered++
+			}
+		}
+		if !IsGeneric(t, got) {
+			s := class(got)
+			s.Named++
+			if got == l.Cause {
+				s.NamedRight++
+			}
+		}
+	}
+	return out
+}
+
+// classTable renders the per-class figures of the table before (beforeTable) and t on the tuning and
+// held-back sets.
+func classTable(t *causes.Table, tuning, heldBack []Line) string {
+	var b strings.Builder
+	ts, hs := ClassScores(t, tuning), ClassScores(t, heldBack)
+	var classes []string
+	for c := range beforeTable.tuning {
+		classes = append(classes, c)
+	}
+	for c := range ts {
+		if _, ok := beforeTable.tuning[c]; !ok {
+			classes = append(classes, c)
+		}
+	}
+	sort.Strings(classes)
+	cell := func(right, of int) string {
+		if of == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%d/%d", right, of)
+	}
+	b.WriteString("| class | tuning precision | tuning coverage | held-back precision | held-back coverage |\n|---|---|---|---|---|\n")
+	for _, c := range classes {
+		var tn, hn Score
+		if s := ts[c]; s != nil {
+			tn = *s
+		}
+		if s := hs[c]; s != nil {
+			hn = *s
+		}
+		tb, hb := beforeTable.tuning[c], beforeTable.held[c]
+		fmt.Fprintf(&b, "| %s | %s → %s | %s → %s | %s → %s | %s → %s |\n", c,
+			cell(tb[0], tb[1]), cell(tn.NamedRight, tn.Named), cell(tb[2], tb[3]), cell(tn.Covered, tn.Knowable),
+			cell(hb[0], hb[1]), cell(hn.NamedRight, hn.Named), cell(hb[2], hb[3]), cell(hn.Covered, hn.Knowable))
+	}
+	return b.String()
+}
 
 // ScoresMarkdown renders the part of docs/causes.md that follows the table's reference: how the
 // table scores on the corpus of real messages (tuning and held-back sets), what it deliberately
 // does not cover, which Normal node Events to count, and how to turn an unclassified message
 // template into a rule. The figures are computed, so the page cannot drift from the corpus.
-func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
+func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) []byte {
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	ts, hs := ScoreTable(t, tuning), ScoreTable(t, heldBack)
@@ -70,9 +177,17 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	w("| set | lines | precision | specific coverage |\n|---|---|---|---|\n")
 	w("| tuning | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", ts.Lines, ts.Precision(), ts.NamedRight, ts.Named, ts.Coverage(), ts.Covered, ts.Knowable)
 	w("| held-back | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", hs.Lines, hs.Precision(), hs.NamedRight, hs.Named, hs.Coverage(), hs.Covered, hs.Knowable)
-	// The blind round is scored once, when its lines were new to the table, and kept as taken:
-	// it is the honest figure for the next message. Re-scoring it after tuning would not be.
-	w("| blind (taken once, table 1.5.0, 2026-11-25) | 160 | 93.6 %% (88/94) | 87.1 %% (88/101) |\n\n")
+	// A blind round is scored once, when its lines were new to the table, and kept as taken: it is
+	// the honest figure for the next message. Re-scoring it after tuning would not be.
+	for i, r := range blindRounds {
+		name := "blind"
+		if i > 0 {
+			name = fmt.Sprintf("blind round %d", i+1)
+		}
+		w("| %s (taken once, table %s, %s) | %d | %.1f %% (%d/%d) | %.1f %% (%d/%d) |\n", name, r.version, r.date, r.lines,
+			percent(r.namedRight, r.named), r.namedRight, r.named, percent(r.covered, r.knowable), r.covered, r.knowable)
+	}
+	w("\n")
 	w("The **blind** set (`testdata/corpus/blind.yaml`, issue 26) holds 160 real messages from threads no other\n")
 	w("corpus file cites and whose masked messages none holds (`TestBlindCorpusUnseen`), labelled by hand\n")
 	w("before any table classified them. Its score above was taken once, after the rules of table 1.5.0 were\n")
@@ -82,6 +197,118 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	w("(named by its taint group), an API-server timeout of a StatefulSet create, a shim that cannot find\n")
 	w("crun (named runtime unavailable) and a cAdvisor line (named image filesystem not ready). The lines\n")
 	w("stay as they are: a later table is measured on a new blind set.\n\n")
+	w("**Table 1.7.0** answers that round's misses as classes, each rule justified by the component's own\n")
+	w("wording and each class with tuning lines from threads no other corpus file cites: a sandbox (pause)\n")
+	w("image pull in dockershim's and CRI-O's words (`failed to inspect sandbox image`, `Error initializing\n")
+	w("source docker://…pause…`, any pull error of `FailedCreatePodSandBox`); Docker's registry pings that\n")
+	w("span lines (`unable to ping registry endpoint …\\nv2 ping attempt failed with error: … dial tcp …`);\n")
+	w("the pull's platform matchers (`no match for platform in manifest`, CRI-O's `no image found in manifest\n")
+	w("list for architecture`) before a missing image; PodSecurityPolicy's `unable to admit pod` and the\n")
+	w("SecurityContextDeny plugin's `SecurityContext.RunAsUser is forbidden`; CRI-O's `applying apparmor profile\n")
+	w("to container` and containerd failing to load its default AppArmor profile (`get apparmor_parser version:\n")
+	w("exec: \"apparmor_parser\": executable file not found`, which table 1.6.0 called the container's missing\n")
+	w("command); a scheduler list with a group no rule knows is `scheduling_failed` instead of the taint or\n")
+	w("selector listed next to it (below); and the API server's `The POST operation against Pod could not be\n")
+	w("completed at this time` is `workload_create_failed`, not a timeout: on a create it is the storage\n")
+	w("layer being unreachable (apiserver `InterpretCreateError`), answered at once (one tuning line relabelled).\n")
+	w("Four misses are left as they are, the table's answer being defensible or the message not telling: an exec\n")
+	w("probe whose own output says `context deadline exceeded` (named a timeout, as the set's other exec-probe\n")
+	w("timeout is labelled), a shim that cannot find crun (`runtime_unavailable` by that cause's meaning: the\n")
+	w("OCI runtime binary is missing), a cAdvisor `unable to find data for container /` of image GC (no\n")
+	w("statistics yet), and `failed to create shim: not found` of kata (generic: the message does not say\n")
+	w("which part is missing). A KubeBlocks re-post (`Pod …: Startup probe failed: …`) and a Kubernetes 1.0\n")
+	bs := ScoreTable(t, blinds[0])
+	w("`failedScheduling` stay `unknown`. Re-scored with table %s — no longer blind, for comparison only —\n", t.Version())
+	w("the set gives %.1f %% (%d/%d) and %.1f %% (%d/%d).\n\n",
+		bs.Precision(), bs.NamedRight, bs.Named, bs.Coverage(), bs.Covered, bs.Knowable)
+	r2 := blindRounds[1]
+	w("The **second blind round** (`testdata/corpus/blind2.yaml`) holds %d real messages from %d threads, collected\n", r2.lines, threadCount(blinds[1]))
+	w("after the rules of table %s were final, from threads no other corpus file cites (not even the first\n", r2.version)
+	w("round) and that were not read while those rules were written, labelled by hand and committed before any\n")
+	w("table classified them. Scored once with table %s (%s): precision %.1f %% (%d/%d), specific coverage\n",
+		r2.version, r2.date, percent(r2.namedRight, r2.named), r2.namedRight, r2.named)
+	w("%.1f %% (%d/%d) — better precision than the first round, lower coverage, and short of the issue's 96 %% and\n",
+		percent(r2.covered, r2.knowable), r2.covered, r2.knowable)
+	w("92 %%. The 5 wrong names: a redis exec probe whose output is `Timed out` (twice, named a probe timeout),\n")
+	w("an rbd `WaitForAttach` failing on the missing `rbd` binary (named an attach failure), a vSphere CSI\n")
+	w("`disk … not attached to node` under `MountDevice` (named a CSI error; labelled an attach failure) and a\n")
+	w("scheduler list of volume limits, taints, a cordon and `Too many pods` (named insufficient resources;\n")
+	w("labelled `scheduling_failed`). Of the %d lines whose specific cause it missed, 3 are among these; the\n", r2.knowable-r2.covered)
+	w("other %d got a generic answer or `unknown`: registries that refuse with a bare `denied` (ghcr.io,\n", r2.knowable-r2.covered-3)
+	w("three times) or Artifact Registry's `Permission … denied on resource`; the scheduler's newer\n")
+	w("`didn't match PersistentVolume's node affinity`; wordings of old\n")
+	w("releases (Kubernetes 1.0's `image … not found`, docker-era `Killing container with id …` after a\n")
+	w("failed probe, twice, the 2015 quota denials, twice, `1 MatchNodeSelector`, `pod has unbound\n")
+	w("PersistentVolumeClaims (repeated 6 times)`); the API server's `securityContext.privileged: Forbidden:\n")
+	w("disallowed by cluster policy`; and a CSI driver without CSIDriver object for an inline volume. These\n")
+	w("lines too stay as they are; `TestBlindRoundsScore` keeps every round from falling below its first\n")
+	w("score.\n\n")
+	w("**Table 1.8.0** answers that round's misses as classes, each rule taken from the component's own wording:\n\n")
+	w("- a probe timeout is claimed only from the kubelet's own words: an HTTP, TCP or gRPC probe's client error,\n")
+	w("  the kubelet's exec deadline (`command \"…\" timed out`, written by its CRI client when `ExecSync` hits\n")
+	w("  `timeoutSeconds`) or a probe that errored in the runtime. Whatever else an exec probe prints is its\n")
+	w("  command's output: a script's `Timed out` or a client's `context deadline exceeded` is the command giving\n")
+	w("  up by itself inside the probe's deadline, `*_probe_exec_failed`. This also answers the first round's\n")
+	w("  exec probe and turns its verbose `grpc_health_probe` line (`health check rpc failed: … DeadlineExceeded`,\n")
+	w("  labelled a timeout) into an exec failure; the tool's default `timeout: health rpc did not complete within\n")
+	w("  1s`, the kubelet's native gRPC probe's words too, stays a timeout;\n")
+	w("- a registry's `DENIED` error code as Docker and containerd print it (`…/manifests/v1: denied`, `denied:\n")
+	w("  denied`, Artifact Registry's `Permission \"…\" denied on resource`) is `image_auth_failed`; a filesystem's\n")
+	w("  `permission denied` has no colon before `denied`;\n")
+	w("- a tool a volume plugin runs on the node that is missing (`executable file not found in $PATH` under\n")
+	w("  `FailedMount`, the in-tree rbd plugin's `WaitForAttach` included) is `volume_mount_failed`, not an attach\n")
+	w("  failure; a CSI node plugin's own `rpc error: … executable file not found` stays `csi_rpc_error`;\n")
+	w("  a CSI node plugin that finds no disk to stage (`… not attached to node`) is `volume_attach_failed`;\n")
+	w("  an inline volume of a driver without `CSIDriver` object (`(no CSIDriver object)`, pkg/volume/csi) is\n")
+	w("  `csi_driver_not_registered`;\n")
+	w("- the API server's own refusal of privileged containers (`securityContext.privileged: Forbidden: disallowed\n")
+	w("  by cluster policy`, `--allow-privileged=false`) is `pod_security_violation`;\n")
+	w("- the scheduler's newer `didn't match PersistentVolume's node affinity` is `scheduling_volume_node_affinity`,\n")
+	w("  and resources are named only when no volume-limit, inter-pod affinity or spread group is listed next to\n")
+	w("  them (below): the scheduler's preemption can act on all of those, so such a list does not say which blocks.\n\n")
+	w("**Old releases.** A wording of a release no cluster runs gets a rule when its Event reason is still written\n")
+	w("today, it cannot be mistaken for another failure, and it costs a few regexp instructions: Kubernetes 1.1's\n")
+	w("quota denials (`cpu quota is 200m, current usage is 200m, requesting 100m.`, `cpu is limited by quota, must\n")
+	w("make explicit request.`), the kubelet's `Killing` wordings before 1.14 after a failed liveness probe, and\n")
+	w("1.8–1.10's `pod has unbound PersistentVolumeClaims`. Not worth a rule: the lower-case reasons of Kubernetes\n")
+	w("1.0 and 1.1 (`failed`, `failedScheduling`): every rule names exact reasons, and doubling them for releases of\n")
+	w("2015 is not worth the table's size; and the predicate names of 1.8–1.9 in the `0/N nodes are available`\n")
+	w("form (`1 MatchNodeSelector`): they would cost the two selector and taint rules about 120 instructions, and\n")
+	w("the message stays `scheduling_failed` — generic, not wrong. With these rules the table's patterns expand to\n")
+	w("about 10,400 instructions (the load test keeps them under an eighth of the 100,000 a table may have).\n\n")
+	w("**Left as they are**, the table's answer being defensible or the message not telling: a shim that cannot\n")
+	w("find crun (`runtime_unavailable`: the OCI runtime binary is missing), a cAdvisor `unable to find data for\n")
+	w("container /` of image GC (`image_fs_not_ready`: no statistics yet), kata's `failed to create shim: not\n")
+	w("found` (generic: which part is missing is not said), a KubeBlocks re-post of a kubelet Event (`Pod …:\n")
+	w("Startup probe failed: …`, an operator's Event: `unknown` by the precision guard), and Volcano's\n")
+	w("`PodGroupPending` / `Unschedulable` gang messages (an operator's Events, `unknown`). The new tuning lines\n")
+	w("(rook/rook#2039, ceph/ceph-csi#87, bitnami/charts#29985, xarg/rabbitmq-statefulset#4, Panfactum/stack#146)\n")
+	w("come from threads no other corpus file cites. For a registry's bare `denied`, the missing `CSIDriver`\n")
+	w("object, vSphere's `not attached to node`, the privileged refusal and the old `Killing` wordings no public\n")
+	w("Event was found whose masked message a blind round does not already hold, so those rules rest on the\n")
+	w("components' source wording (and the blind lines, which are not tuned against).\n\n")
+	b2 := ScoreTable(t, blinds[1])
+	w("Re-scored with table %s — no longer blind, for comparison only — the second round gives %.1f %% (%d/%d)\n",
+		t.Version(), b2.Precision(), b2.NamedRight, b2.Named)
+	w("and %.1f %% (%d/%d). Per class, table %s → %s (named right/named, covered/knowable; a line counts for\n",
+		b2.Coverage(), b2.Covered, b2.Knowable, beforeTable.version, t.Version())
+	w("precision under the class of the cause named, for coverage under the class of its label):\n\n")
+	w("%s\n", classTable(t, tuning, heldBack))
+	r3 := blindRounds[2]
+	w("The **third blind round** (`testdata/corpus/blind3.yaml`) holds %d real messages from %d threads, collected\n", r3.lines, threadCount(blinds[2]))
+	w("after the rules of table %s were final, from threads no other corpus file cites and that were not read\n", r3.version)
+	w("while those rules were written, labelled by hand and committed before any table classified them. Scored\n")
+	w("once with table %s (%s): precision %.1f %% (%d/%d), specific coverage %.1f %% (%d/%d). The one miss is\n",
+		r3.version, r3.date, percent(r3.namedRight, r3.named), r3.namedRight, r3.named, percent(r3.covered, r3.knowable), r3.covered, r3.knowable)
+	w("Docker's `Could not reach any registry endpoint` (1.9–1.10), left to the generic `image_pull_failed`; the\n")
+	w("HPA, CronJob and Service-controller Events and the Normal lifecycle lines (%d of the %d) stay `unknown`, as\n",
+		r3.lines-r3.knowable-countGeneric(t, blinds[2]), r3.lines)
+	w("they should. **The round is small**: 31 lines, not the 150 issue 26 asks for. Most threads the search\n")
+	w("reaches are already cited by the earlier rounds, and about two candidates in three from the others are,\n")
+	w("masked, already in the corpus; collection stopped at what one session could gather. With 12 named and 13\n")
+	w("knowable lines one miss moves the figures by 8 points, so this score says little on its own; the next\n")
+	w("round should be larger, and drawn from sources the earlier rounds did not mine (newer releases' wordings,\n")
+	w("operators' and controllers' Events).\n\n")
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
 	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
@@ -100,16 +327,24 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 	w("didn't match Pod's node affinity/selector` rules out each group of nodes for its own reason. The table\n")
 	w("names the reason that **blocks** by a declared precedence, the order of the scheduling rules, and not\n")
 	w("by the number of nodes:\n\n")
-	w("1. volumes: unbound claims, claims being deleted, no volume to bind, volume node affinity (the claim\n")
+	w("1. volumes: unbound claims, claims being deleted, no volume to bind or no free storage to provision\n")
+	w("   one, volume node affinity or zone (the claim\n")
 	w("   decides which nodes are candidates at all);\n")
-	w("2. resources (`Insufficient …`, `Too many pods`): the only reason preemption can resolve — the\n")
-	w("   scheduler's own tail counts those nodes as `No preemption victims found for incoming pod` and the\n")
-	w("   others as `Preemption is not helpful for scheduling`;\n")
-	w("3. volume limits, then inter-pod (anti-)affinity and topology spread, which have no cause of their own\n")
+	w("2. volume limits, then inter-pod (anti-)affinity and topology spread, which have no cause of their own\n")
 	w("   (`scheduling_failed`: a partial answer would send the reader to the wrong knob);\n")
+	w("3. resources (`Insufficient …`, `Too many pods`), named when they are the only reason listed that\n")
+	w("   preemption can resolve — the scheduler's own tail counts those nodes as `No preemption victims found\n")
+	w("   for incoming pod` and the others as `Preemption is not helpful for scheduling`. Volume limits,\n")
+	w("   inter-pod affinity and spread are filtered as `Unschedulable` too, not `UnschedulableAndUnresolvable`,\n")
+	w("   so a list holding resources and one of them does not say which blocks (table 1.8.0; before, resources\n")
+	w("   came first);\n")
 	w("4. host ports;\n")
 	w("5. node selector or affinity, then taints and cordoned nodes: exclusions that are usually by design\n")
-	w("   (control-plane nodes, other teams' pools), named only when nothing else is listed.\n\n")
+	w("   (control-plane nodes, other teams' pools), named only when nothing else is listed;\n")
+	w("6. a group no rule above knows — a plugin of a custom or vendor scheduler (`2 node unregistered`,\n")
+	w("   `1 NodeUnfitPod`, `1 everest driver not found at node`), old node conditions (`node(s) were not\n")
+	w("   ready`) — makes the message `scheduling_failed` (rule `scheduling.unknown_group`, table 1.7.0):\n")
+	w("   the table cannot tell whether that group is what blocks, so it names none of the exclusions.\n\n")
 	w("The scheduler sorts the groups as strings (`FitError.Error`, pkg/scheduler/framework/types.go), so\n")
 	w("their order says nothing; a PreFilter rejection (`pod has unbound immediate PersistentVolumeClaims`,\n")
 	w("`persistentvolumeclaim \"…\" not found`) applies to every node, which is one reason volumes come first.\n")
@@ -142,8 +377,8 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line) []byte {
 
 	w("\n## Node Events worth counting\n\n")
 	w("Several node causes come from **Normal** Events of the Node object, which a `type=Warning` selector\n")
-	w("drops. kubecause counts these by default (`--events.normal-reason`, one server-side watch each, as\n")
-	w("`SandboxChanged` and `BackOff` for pods): `NodeNotReady`, `NodeNotSchedulable`, `NodeHasDiskPressure`,\n")
+	w("drops. kubecause counts these by default (`--events.normal-reason`, kept by the engine from its one\n")
+	w("watch, as `SandboxChanged` and `BackOff` for pods): `NodeNotReady`, `NodeNotSchedulable`, `NodeHasDiskPressure`,\n")
 	w("`NodeHasInsufficientMemory`, `NodeHasInsufficientPID`, and the PV controller's `FailedBinding` (a claim\n")
 	w("without StorageClass is Normal). `Rebooted` is a Warning on current kubelets. `Killing` is Normal and\n")
 	w("not counted by default, since every pod stop writes one; add `--events.normal-reason=Killing` to\n")
@@ -213,4 +448,25 @@ func codeList(ss []string) string {
 		q[i] = "`" + s + "`"
 	}
 	return strings.Join(q, ", ")
+}
+
+// threadCount is the number of distinct sources of lines.
+func threadCount(lines []Line) int {
+	seen := map[string]bool{}
+	for _, l := range lines {
+		seen[l.Source] = true
+	}
+	return len(seen)
+}
+
+// countGeneric is the number of lines labelled with a generic cause of t (a failure whose text tells
+// where, not why): neither knowable nor none, unknowable or out_of_scope.
+func countGeneric(t *causes.Table, lines []Line) int {
+	n := 0
+	for _, l := range lines {
+		if l.Cause != LabelNone && l.Cause != LabelUnknowable && l.Cause != LabelOutOfScope && IsGeneric(t, l.Cause) {
+			n++
+		}
+	}
+	return n
 }

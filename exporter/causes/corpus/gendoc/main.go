@@ -18,7 +18,7 @@ func main() {
 	out := flag.String("o", "", "output file (default: standard output)")
 	table := flag.String("table", "", "cause table file (default: the built-in table)")
 	runbooks := flag.String("runbooks", "runbooks/", "link prefix of the runbook pages, relative to the output")
-	data := flag.String("data", corpus.DataDir, "directory of corpus/tuning.yaml, corpus/heldback.yaml and real-node.yaml")
+	data := flag.String("data", corpus.DataDir, "directory of corpus/{tuning,heldback,blind}.yaml and real-node.yaml")
 	flag.Parse()
 	if err := run(*out, *table, *runbooks, *data); err != nil {
 		fmt.Fprintln(os.Stderr, err)
