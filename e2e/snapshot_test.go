@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,10 +37,14 @@ type eventWriter struct {
 	writes atomic.Int64
 	stop   chan struct{}
 	done   chan error
+	once   sync.Once
+	err    error
 }
 
-func startEventWriter(ctx context.Context, c *framework.Cluster, ns string, earlier ...*framework.CoreEvent) *eventWriter {
+// startEventWriter starts the writer; it is stopped at the end of the test if finish was not called.
+func startEventWriter(t *testing.T, ctx context.Context, c *framework.Cluster, ns string, earlier ...*framework.CoreEvent) *eventWriter {
 	w := &eventWriter{ns: ns, stop: make(chan struct{}), done: make(chan error, 1)}
+	t.Cleanup(func() { w.halt() })
 	kubelet := framework.Kubelet(c.Client, "worker-1")
 	go func() {
 		// The earlier Events are repeated as the writer's own.
@@ -86,10 +91,15 @@ func (w *eventWriter) waitWrites(t *testing.T, n int64) {
 	check(t, framework.Poll(context.Background(), metricTimeout, func() (bool, error) { return w.writes.Load() >= base+n, nil }))
 }
 
+// halt stops the writer once and returns its error.
+func (w *eventWriter) halt() error {
+	w.once.Do(func() { close(w.stop); w.err = <-w.done })
+	return w.err
+}
+
 func (w *eventWriter) finish(t *testing.T) {
 	t.Helper()
-	close(w.stop)
-	check(t, <-w.done)
+	check(t, w.halt())
 }
 
 // apiserverOccurrences is the sum of the occurrences the apiserver's Events of ns record (count).
@@ -141,14 +151,7 @@ func TestRestartWithSnapshotCountsTheDowntime(t *testing.T) {
 	check(t, err)
 	t.Cleanup(func() { _ = other.Stop() })
 
-	w := startEventWriter(ctx, cluster, ns)
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			close(w.stop)
-			<-w.done
-		}
-	})
+	w := startEventWriter(t, ctx, cluster, ns)
 	w.waitWrites(t, 40)
 
 	for _, how := range []string{"SIGKILL", "SIGTERM"} {
@@ -190,7 +193,6 @@ func TestRestartWithSnapshotCountsTheDowntime(t *testing.T) {
 	}
 
 	w.finish(t)
-	stopped = true
 	want, events := apiserverOccurrences(t, cluster, ns)
 	var got float64
 	err = framework.Poll(ctx, metricTimeout, func() (bool, error) {
@@ -280,14 +282,7 @@ func TestSnapshotPrometheusSeesOneCounter(t *testing.T) {
 	s := startStack(t, framework.StackOptions{Namespaces: []string{ns},
 		KubecauseArgs: []string{"--events.namespace=" + ns, "--events.snapshot-file=" + snap, "--events.snapshot-interval=1s"}})
 	k := s.Kubecause[0]
-	w := startEventWriter(ctx, s.Cluster, ns)
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			close(w.stop)
-			<-w.done
-		}
-	})
+	w := startEventWriter(t, ctx, s.Cluster, ns)
 	total := fmt.Sprintf(`sum(kubecause_events_total{namespace=%q})`, ns)
 	// Prometheus has the counter of the first process, then it is killed between two snapshots.
 	if _, err := s.Prometheus.API.WaitFor(ctx, total, metricTimeout, func(v framework.Vector) bool { return len(v) == 1 && v[0].Value >= 50 }); err != nil {
@@ -301,7 +296,6 @@ func TestSnapshotPrometheusSeesOneCounter(t *testing.T) {
 	waitScrapes(t, s, "kubecause", 3)
 	w.waitWrites(t, 40)
 	w.finish(t)
-	stopped = true
 	want, events := apiserverOccurrences(t, s.Cluster, ns)
 	promValue(t, s, total, want)
 	resets := fmt.Sprintf(`sum(resets(kubecause_events_total{namespace=%q}[1h]))`, ns)
@@ -414,14 +408,7 @@ func TestRollingRestartOfTwoReplicas(t *testing.T) {
 		}
 	}
 
-	w := startEventWriter(ctx, cluster, ns, history...)
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			close(w.stop)
-			<-w.done
-		}
-	})
+	w := startEventWriter(t, ctx, cluster, ns, history...)
 	w.waitWrites(t, 40)
 
 	for i, k := range replicas {
@@ -451,7 +438,6 @@ func TestRollingRestartOfTwoReplicas(t *testing.T) {
 	w.waitWrites(t, 40) // both replicas back, writes go on
 
 	w.finish(t)
-	stopped = true
 	now := apiserverSeries(t, cluster, ns)
 	want := map[seriesKey]float64{}
 	var wantSum float64
