@@ -65,7 +65,9 @@
   // alert then neither resolves nor notifies again during a kube-state-metrics or kubecause
   // outage of up to stateSourceOutageTolerance, and what was gone before the outage (a deleted
   // pod, a state that ended) stays gone: reading the sources' series over the outage would
-  // bring back every series of that window.
+  // bring back every series of that window. The record is read as an instant vector, its value
+  // at the last evaluation: a range (last_over_time) would bring back a state that ended a few
+  // evaluations before the source went (rules/tests/held.yaml).
   // inline: read which source is missing from stateMissing() rather than its record (for a
   // record outside the record's group).
   held(cfg, record, expr, inline=false)::
@@ -75,13 +77,12 @@
       )
       unless on (%(cl)s) %(missing)s
       or
-      last_over_time(%(record)s[%(w)s]) and on (%(cl)s) %(missing)s
+      %(record)s and on (%(cl)s) %(missing)s
     ||| % {
       expr: std.strReplace(std.rstripChars(expr, '\n'), '\n', '\n  '),
       cl: cfg.clusterLabel,
       missing: if inline then '(\n  %s)' % std.strReplace(std.rstripChars($.stateMissing(cfg), '\n'), '\n', '\n  ') else $.stateMissingRecord,
       record: record,
-      w: cfg.staleTolerance,
     },
 
   // The recording rules every pod alert reads (rules/rules.libsonnet writes them).
