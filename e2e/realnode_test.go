@@ -49,7 +49,7 @@ func TestRealNode(t *testing.T) {
 	// the mixin's order with it, so that the inhibiting one fires first, as in production: the
 	// per-pod start alerts and the incident (10m and 5m there, 10 s and the 5 s cap here),
 	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
-	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: framework.RealScenarioNamespaces(scenarios), ShippedRoute: true,
+	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: framework.Namespaces(scenarios), ShippedRoute: true,
 		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
 			"KubecausePodEvicted": podEvictedFor},
 		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of
@@ -99,7 +99,7 @@ const podEvictedFor = 15 * time.Second
 
 // realFires checks that the components wrote the scenario's Events, kubecause's cause and
 // exact count for each, and the alerts the pager receives.
-func realFires(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
+func realFires(t *testing.T, s *framework.Stack, sc framework.Scenario) {
 	t.Logf("%s: %s", sc.ID, sc.Title)
 	for _, e := range sc.Expect {
 		ns := sc.Namespace
@@ -152,7 +152,7 @@ func waitMuted(s *framework.Stack, match map[string]string) (framework.Alertmana
 }
 
 // realResolves waits until every alert of the scenario resolved after its fix.
-func realResolves(t *testing.T, s *framework.Stack, sc framework.RealScenario) {
+func realResolves(t *testing.T, s *framework.Stack, sc framework.Scenario) {
 	for _, a := range sc.Alerts {
 		got, err := s.Webhook.WaitResolved(resolveTimeout, a.Match())
 		check(t, err)

@@ -37,13 +37,6 @@ func main() {
 	}
 }
 
-// demoScenario is what the demo plays: a real scenario or one written as the components would.
-type demoScenario struct {
-	ID, Title string
-	Play      func(context.Context, *framework.Stack) error
-	Alerts    []framework.ExpectedAlert
-}
-
 func run(promAddr, amAddr, kcAddr string, maxFor, wait time.Duration, exitAfter, realNode bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -60,25 +53,16 @@ func run(promAddr, amAddr, kcAddr string, maxFor, wait time.Duration, exitAfter,
 			realNode = false
 		}
 	}
-	var scenarios []demoScenario
-	var namespaces []string
+	scenarios := framework.SeedScenarios()
 	how := "Events written as the kubelet, controllers and scheduler write them"
 	if realNode {
 		how = "real failing pods: the kubelet, runtime, scheduler and controllers write the Events"
-		for _, sc := range framework.RealScenarios() {
-			scenarios = append(scenarios, demoScenario{sc.ID, sc.Title, sc.Play, sc.Alerts})
-			namespaces = append(namespaces, sc.Namespace)
-		}
-	} else {
-		for _, sc := range framework.SeedScenarios() {
-			scenarios = append(scenarios, demoScenario{sc.ID, sc.Title, sc.Play, sc.Alerts})
-			namespaces = append(namespaces, sc.Namespace)
-		}
+		scenarios = framework.RealScenarios()
 	}
 	logf := func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }
 	fmt.Println("Starting the local chain (logs under " + dir + "/logs):")
 	s, err := framework.StartStack(ctx, framework.StackOptions{
-		WorkDir: dir, Namespaces: namespaces, MaxFor: maxFor, Cluster: "demo", RealNode: realNode,
+		WorkDir: dir, Namespaces: framework.Namespaces(scenarios), MaxFor: maxFor, Cluster: "demo", RealNode: realNode,
 		PrometheusListen: promAddr, AlertmanagerListen: amAddr, KubecauseListen: kcAddr, ServeRunbooks: true, Logf: logf,
 	})
 	if err != nil {

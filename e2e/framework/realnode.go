@@ -18,32 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// RealScenario is a seed scenario played on the real node: the test creates the workload as a
-// user would, and the kubelet, the runtime, the scheduler or the controllers write the Events.
-type RealScenario struct {
-	ID, Title string
-	// Namespace holds the scenario's objects, and nothing else, so its Events can be summed.
-	Namespace string
-	// Play creates the broken workload; Fix repairs or removes it.
-	Play, Fix func(ctx context.Context, s *Stack) error
-	// Expect are the Events a component must write, and kubecause's cause for each.
-	Expect []RealEvent
-	// Alerts must reach the pager (labels are a subset match) and resolve after Fix.
-	Alerts []ExpectedAlert
-	// Inhibited fire in Prometheus while the scenario is broken, and Alertmanager holds each
-	// muted by the shipped inhibition rules (by an alert of Alerts): the pager does not get them.
-	Inhibited []ExpectedAlert
-	// Queries are what a user sees in Prometheus while the scenario is broken (each must reach
-	// its value) and after Fix (Fixed).
-	Queries, Fixed []PromExpect
-}
-
-// PromExpect is a PromQL expression and the value its single sample must take.
-type PromExpect struct {
-	Expr string
-	Want float64
-}
-
 // RealEvent is an Event a real component writes about Object in the scenario's namespace, or in
 // Namespace when set (a Node's Events are in "default").
 type RealEvent struct {
@@ -56,18 +30,9 @@ type RealEvent struct {
 	Message string
 }
 
-// RealScenarioNamespaces lists the scenarios' namespaces.
-func RealScenarioNamespaces(scs []RealScenario) []string {
-	var out []string
-	for _, sc := range scs {
-		out = append(out, sc.Namespace)
-	}
-	return out
-}
-
 // RealScenarios are the seed scenarios this host can make real (docs/e2e.md lists the others).
-func RealScenarios() []RealScenario {
-	return []RealScenario{
+func RealScenarios() []Scenario {
+	return []Scenario{
 		realS1(), realS6(), realS11(), realCommandNotFound(), realS4(),
 		realS12NotFound(), realS12Auth(), realS12Unreachable(), realS12Insecure(), realSchedulingCPU(), realSchedulingSelector(),
 		realS2(), realS3(), realS18(), realS5(), realS19(), realOOMKilled(), realS10(), realS7(),
@@ -77,8 +42,8 @@ func RealScenarios() []RealScenario {
 
 // RealNodeScenarios change the node for every pod (its network, its taints, its kubelet): the
 // test plays, checks and fixes them one at a time after the others.
-func RealNodeScenarios() []RealScenario {
-	return []RealScenario{realS18DiskPressure(), realS18LowOnDisk(), realS10Pull(), realSchedulingTaint(), realS13(), realS15(), realS17()}
+func RealNodeScenarios() []Scenario {
+	return []Scenario{realS18DiskPressure(), realS18LowOnDisk(), realS10Pull(), realSchedulingTaint(), realS13(), realS15(), realS17()}
 }
 
 // pod is a pod of the test image on the real node's scheduler.
@@ -136,9 +101,9 @@ func waitPodRunning(ctx context.Context, s *Stack, ns, name string, timeout time
 }
 
 // S1: a Deployment's pods mount a ConfigMap that does not exist; creating it fixes them.
-func realS1() RealScenario {
+func realS1() Scenario {
 	const ns, deploy, cm = "real-s1", "app", "app-config"
-	return RealScenario{
+	return Scenario{
 		ID: "S1", Title: "ConfigMap missing (Deployment)", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			tmpl := pod(ns, "", func(p *corev1.Pod) {
@@ -165,9 +130,9 @@ func realS1() RealScenario {
 // controller creates the first and writes FailedCreate ("exceeded quota: pods-quota") for the
 // second: no pod exists to alert on, the page names the Deployment, the cause and the quota
 // (issue 25). Scaling the Deployment to what the quota allows fixes it.
-func realQuota() RealScenario {
+func realQuota() Scenario {
 	const ns, deploy, quota = "real-quota", "web", "pods-quota"
-	return RealScenario{
+	return Scenario{
 		ID: "QUOTA", Title: "ResourceQuota exhausted (Deployment)", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			if _, err := s.Cluster.Client.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{
@@ -196,7 +161,7 @@ func realQuota() RealScenario {
 
 // S6: a sidecar whose readiness endpoint never listens, probed as Istio's proxy is
 // (HTTP GET :15021/healthz/ready), beside an application whose own readiness port is closed.
-func realS6() RealScenario {
+func realS6() Scenario {
 	const ns, sidecar, app = "real-s6", "sidecar-not-ready", "app-port-closed"
 	probe := func(port int32, path string) *corev1.Probe {
 		h := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(port)}}
@@ -205,7 +170,7 @@ func realS6() RealScenario {
 		}
 		return &corev1.Probe{ProbeHandler: h, PeriodSeconds: 1, FailureThreshold: 1}
 	}
-	return RealScenario{
+	return Scenario{
 		ID: "S6", Title: "readiness probes refused (sidecar and application)", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			if err := createPod(ctx, s, pod(ns, sidecar, func(p *corev1.Pod) {
@@ -236,8 +201,8 @@ func realS6() RealScenario {
 // podScenario is one broken pod that the fix deletes: mutate breaks it (it may read the stack,
 // e.g. for a registry's address), the component writes an Event of reason with cause about it,
 // and alert (if any) pages with the cause's runbook section.
-func podScenario(id, title, ns, name string, mutate func(*Stack, *corev1.Pod) error, reason, cause, alert string) RealScenario {
-	sc := RealScenario{
+func podScenario(id, title, ns, name string, mutate func(*Stack, *corev1.Pod) error, reason, cause, alert string) Scenario {
+	sc := Scenario{
 		ID: id, Title: title, Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			p := pod(ns, name)
@@ -273,7 +238,7 @@ func createDeployment(ctx context.Context, s *Stack, ns, name string, replicas i
 func container(p *corev1.Pod) *corev1.Container { return &p.Spec.Containers[0] }
 
 // S11: limits.memory written as 1024m (1.024 bytes): the runtime cannot create the sandbox.
-func realS11() RealScenario {
+func realS11() Scenario {
 	return podScenario("S11", "memory limit 1024m", "real-s11", "milli-memory", func(_ *Stack, p *corev1.Pod) error {
 		container(p).Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1024m")}
 		return nil
@@ -281,7 +246,7 @@ func realS11() RealScenario {
 }
 
 // A container whose command does not exist in its image.
-func realCommandNotFound() RealScenario {
+func realCommandNotFound() Scenario {
 	return podScenario("CMD", "command not found", "real-cmd", "no-such-command", func(_ *Stack, p *corev1.Pod) error {
 		container(p).Command = []string{"/nonexistent"}
 		return nil
@@ -289,7 +254,7 @@ func realCommandNotFound() RealScenario {
 }
 
 // S4: the process exhausts its own open-file limit and panics; the kubelet backs off.
-func realS4() RealScenario {
+func realS4() Scenario {
 	return podScenario("S4", "too many open files, panic, crash loop", "real-s4", "too-many-open-files", func(_ *Stack, p *corev1.Pod) error {
 		container(p).Args = []string{"-open-files", "-nofile=64"}
 		return nil
@@ -297,7 +262,7 @@ func realS4() RealScenario {
 }
 
 // S12: an image tag that the (local) registry does not have.
-func realS12NotFound() RealScenario {
+func realS12NotFound() Scenario {
 	return podScenario("S12a", "image not found in the registry", "real-s12-notfound", "missing-tag", func(s *Stack, p *corev1.Pod) error {
 		container(p).Image = s.Registry.Addr + "/kubecause/testapp:no-such-tag"
 		return nil
@@ -305,7 +270,7 @@ func realS12NotFound() RealScenario {
 }
 
 // S12: the registry needs credentials the pod does not have.
-func realS12Auth() RealScenario {
+func realS12Auth() Scenario {
 	return podScenario("S12c", "registry auth required", "real-s12-auth", "no-pull-secret", func(s *Stack, p *corev1.Pod) error {
 		container(p).Image = s.AuthRegistry.Addr + "/kubecause/testapp:e2e"
 		return nil
@@ -313,7 +278,7 @@ func realS12Auth() RealScenario {
 }
 
 // S12: the registry cannot be reached (nothing listens on its port).
-func realS12Unreachable() RealScenario {
+func realS12Unreachable() Scenario {
 	return podScenario("S12b", "registry unreachable", "real-s12-unreachable", "registry-down", func(_ *Stack, p *corev1.Pod) error {
 		port, err := FreePort()
 		container(p).Image = fmt.Sprintf("127.0.0.1:%d/kubecause/testapp:e2e", port)
@@ -324,7 +289,7 @@ func realS12Unreachable() RealScenario {
 // S12: the registry speaks plain HTTP and the node's runtime expects HTTPS (no insecure-registry
 // setting for it). The open registry is named by another host, localhost:port, whose hosts.toml
 // says https, as containerd assumes for any registry off the loopback.
-func realS12Insecure() RealScenario {
+func realS12Insecure() Scenario {
 	return podScenario("S12d", "plain-HTTP registry, runtime expects HTTPS", "real-s12-insecure", "insecure-registry", func(s *Stack, p *corev1.Pod) error {
 		_, port, err := net.SplitHostPort(s.Registry.Addr)
 		if err != nil {
@@ -337,7 +302,7 @@ func realS12Insecure() RealScenario {
 }
 
 // FailedScheduling from the real scheduler: more CPU than the node has.
-func realSchedulingCPU() RealScenario {
+func realSchedulingCPU() Scenario {
 	return podScenario("SCHED-CPU", "insufficient CPU", "real-sched-cpu", "fifty-cpus", func(_ *Stack, p *corev1.Pod) error {
 		container(p).Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50")}
 		return nil
@@ -345,7 +310,7 @@ func realSchedulingCPU() RealScenario {
 }
 
 // FailedScheduling from the real scheduler: a node selector no node matches.
-func realSchedulingSelector() RealScenario {
+func realSchedulingSelector() Scenario {
 	return podScenario("SCHED-SEL", "node selector matches no node", "real-sched-selector", "wrong-zone", func(_ *Stack, p *corev1.Pod) error {
 		p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "nowhere"}
 		return nil
@@ -354,9 +319,9 @@ func realSchedulingSelector() RealScenario {
 
 // S3: a LoadBalancer Service in a cluster with no load-balancer controller (no cloud provider,
 // no MetalLB) never gets an address.
-func realS3() RealScenario {
+func realS3() Scenario {
 	const ns, svc = "real-s3", "istiod-hosted-lb"
-	return RealScenario{
+	return Scenario{
 		ID: "S3", Title: "LoadBalancer Service without an address", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			_, err := s.Objects.CreateService(ctx, ns, svc, true, map[string]string{"app": svc}, 15012, 15017)
@@ -371,7 +336,7 @@ func realS3() RealScenario {
 }
 
 // S18: a container writes more than its ephemeral-storage limit; the kubelet evicts the pod.
-func realS18() RealScenario {
+func realS18() Scenario {
 	const ns = "real-s18"
 	sc := podScenario("S18", "ephemeral-storage limit exceeded, evicted", ns, "fills-scratch", func(_ *Stack, p *corev1.Pod) error {
 		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
@@ -398,9 +363,9 @@ func evictedAlert(ns, cause string) ExpectedAlert {
 // on the node, as a kubelet restarted on a full disk does; the other node scenarios create
 // theirs after this one. Fixed: the threshold restored, the node without pressure, the pod
 // deleted.
-func realS18DiskPressure() RealScenario {
+func realS18DiskPressure() Scenario {
 	const ns, name = "real-s18-pressure", "disk-hog"
-	return RealScenario{
+	return Scenario{
 		ID: "S18-PRESSURE", Title: "node under DiskPressure, pods evicted", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			if err := createPod(ctx, s, diskWriterPod(ns, name, 8)); err != nil {
@@ -480,9 +445,9 @@ func waitNoDiskPressure(ctx context.Context, s *Stack) error {
 // evicts the pod using the most ("The node was low on resource: ephemeral-storage. Threshold
 // quantity: …"); the emptyDir goes with it. 384 MiB is written to the machine's disk for
 // seconds, nothing is filled. Fixed: the threshold restored, the pod deleted.
-func realS18LowOnDisk() RealScenario {
+func realS18LowOnDisk() Scenario {
 	const ns, name = "real-s18-low", "disk-filler"
-	return RealScenario{
+	return Scenario{
 		ID: "S18-LOW", Title: "node low on ephemeral-storage, the largest user evicted", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			if err := s.Node.SetDiskHeadroom(ctx, 128<<20); err != nil {
@@ -499,9 +464,9 @@ func realS18LowOnDisk() RealScenario {
 }
 
 // S2: a PVC without a StorageClass and no PV: the PV controller reports it.
-func realS2() RealScenario {
+func realS2() Scenario {
 	const ns, claim = "real-s2", "etcd-data"
-	return RealScenario{
+	return Scenario{
 		ID: "S2", Title: "PVC without StorageClass", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			_, err := s.Objects.CreatePVC(ctx, ns, claim, ptr(""))
@@ -518,9 +483,9 @@ func realS2() RealScenario {
 
 // S5: a static pod (from the kubelet's staticPodPath) and a DaemonSet whose containers exit
 // at once: the kubelet backs off restarting them.
-func realS5() RealScenario {
+func realS5() Scenario {
 	const ns, static, ds = "real-s5", "static-crash", "agent"
-	return RealScenario{
+	return Scenario{
 		ID: "S5", Title: "static pod and DaemonSet crash-looping", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			manifest := fmt.Sprintf(`apiVersion: v1
@@ -576,9 +541,9 @@ spec:
 
 // S19: a PVC in use by a running pod is deleted: the protection finalizer holds it Terminating
 // until the pod goes.
-func realS19() RealScenario {
+func realS19() Scenario {
 	const ns, pv, claim, user = "real-s19", "real-s19-local", "data", "uses-data"
-	return RealScenario{
+	return Scenario{
 		ID: "S19", Title: "PVC stuck Terminating behind pvc-protection", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			dir := filepath.Join(s.Opts.WorkDir, "hostpath-pv")
@@ -629,9 +594,9 @@ func realS19() RealScenario {
 
 // S13: the CNI's address range is used up: the pod that takes its last address runs, the next
 // one gets no IP.
-func realS13() RealScenario {
+func realS13() Scenario {
 	const ns, holder, next = "real-s13", "holder", "no-address"
-	return RealScenario{
+	return Scenario{
 		ID: "S13", Title: "CNI IP range exhausted", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			last, err := s.Node.LimitPodAddresses()
@@ -690,9 +655,9 @@ func realS13() RealScenario {
 // `failed to reserve sandbox name "<pod>_<ns>_<uid>_0": name "…" is reserved for "<id>"`. The
 // node's CNI chain ends with a plugin whose ADD does not finish (Node.SetSlowPodNetwork), the
 // kubelet runs with runtimeRequestTimeout 10s; the fix restores both and deletes the pod.
-func realS15() RealScenario {
+func realS15() Scenario {
 	const ns, name = "real-s15", "slow-net"
-	return RealScenario{
+	return Scenario{
 		ID: "S15", Title: "sandbox name still reserved: CNI slower than the runtime request timeout", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			if err := s.Node.SetSlowPodNetwork(ctx, true); err != nil {
@@ -721,8 +686,8 @@ func realS15() RealScenario {
 }
 
 // S17: the kubelet stops: the node-lifecycle controller marks the node NotReady.
-func realS17() RealScenario {
-	return RealScenario{
+func realS17() Scenario {
+	return Scenario{
 		ID: "S17", Title: "kubelet stopped, node NotReady", Namespace: "default",
 		Play: func(ctx context.Context, s *Stack) error { return s.Node.StopKubelet() },
 		Fix: func(ctx context.Context, s *Stack) error {
@@ -741,7 +706,7 @@ func realS17() RealScenario {
 // restarts it and backs off. The kubelet writes no Event naming the OOM kill: the BackOff is
 // what kubecause counts (crash_loop_backoff), and the container's last state (kube-state-metrics)
 // says OOMKilled, so the page names oom_killed (issue 25: without node-problem-detector).
-func realOOMKilled() RealScenario {
+func realOOMKilled() Scenario {
 	const ns, name = "real-oom", "eats-memory"
 	sc := podScenario("OOM", "memory limit exceeded, OOM-killed, crash loop", ns, name, func(_ *Stack, p *corev1.Pod) error {
 		c := container(p)
@@ -757,7 +722,7 @@ func realOOMKilled() RealScenario {
 // S10: the runtime's data directory is full. The pod's RuntimeClass selects a runc whose state
 // root is SmallDiskDir, a 1 MiB tmpfs filled by the test, so the sandbox cannot be created;
 // every other pod's runtime is untouched.
-func realS10() RealScenario {
+func realS10() Scenario {
 	const ns, name = "real-s10", "runtime-disk-full"
 	sc := podScenario("S10", "runtime data directory full (no space left on device)", ns, name, func(_ *Stack, p *corev1.Pod) error {
 		p.Spec.RuntimeClassName = ptr(SmallDiskRuntimeClass)
@@ -788,9 +753,9 @@ func realS10() RealScenario {
 // directory is a full 1 MiB tmpfs (FillContentStore) and the pod's image is one the node does
 // not have yet (a variant of the test image in the local registry). Freeing the space lets the
 // kubelet's next pull succeed and the pod run.
-func realS10Pull() RealScenario {
+func realS10Pull() Scenario {
 	const ns, name = "real-s10-pull", "pull-disk-full"
-	return RealScenario{
+	return Scenario{
 		ID: "S10-PULL", Title: "image pull into a full runtime disk (no space left on device)", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			img, err := s.Testapp.Variant("s10-pull")
@@ -820,7 +785,7 @@ func realS10Pull() RealScenario {
 
 // FailedScheduling from the real scheduler: the only node has a NoSchedule taint the pod does
 // not tolerate (running pods stay). Removing the taint lets the pod run.
-func realSchedulingTaint() RealScenario {
+func realSchedulingTaint() Scenario {
 	const ns, name = "real-sched-taint", "no-toleration"
 	taint := corev1.Taint{Key: "kubecause.io/e2e-maintenance", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 	setTaint := func(ctx context.Context, s *Stack, on bool) error {
@@ -843,7 +808,7 @@ func realSchedulingTaint() RealScenario {
 			return err == nil, nil // a conflict with the kubelet's status update: retry
 		})
 	}
-	return RealScenario{
+	return Scenario{
 		ID: "SCHED-TAINT", Title: "untolerated NoSchedule taint", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			if err := setTaint(ctx, s, true); err != nil {
@@ -870,7 +835,7 @@ func realSchedulingTaint() RealScenario {
 // static address (a TEST-NET-1 address, never contacted: the check compares, it does not dial).
 // Fixed as a user would: the Service selects the hosted istiod and the EndpointSlice controller
 // writes its real pod IP.
-func realS7() RealScenario {
+func realS7() Scenario {
 	const (
 		ns     = "istio-system"
 		meshID = "mesh1"
@@ -879,7 +844,7 @@ func realS7() RealScenario {
 		wrong  = "192.0.2.10"
 	)
 	sel := map[string]string{"app": hosted}
-	return RealScenario{
+	return Scenario{
 		ID: "S7", Title: "istiod-remote endpoints: a static address instead of the hosted istiod's pod IP", Namespace: ns,
 		Play: func(ctx context.Context, s *Stack) error {
 			tmpl := pod(ns, "", func(p *corev1.Pod) { p.Spec.Containers[0].Args = []string{"-listen=:15012"} })

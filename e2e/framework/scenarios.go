@@ -43,16 +43,38 @@ func (a ExpectedAlert) RunbookOK(url string) bool {
 	return strings.HasSuffix(url, "/"+a.Runbook)
 }
 
-// Scenario is one seed scenario, written as the kubelet, the scheduler and the controllers
-// would write it.
+// Scenario is one seed scenario. The written suite, the real node and the demo play the same
+// type: Play breaks a workload, Fix repairs or removes it, and the pager must get Alerts.
+// Who writes the Events decides which expectation it carries: a written scenario (SeedScenarios)
+// writes them as the kubelet, the scheduler and the controllers would, and knows their exact
+// Occurrences; on the real node (RealScenarios, RealNodeScenarios) the kubelet, the runtime, the
+// scheduler or the controllers write them, and Expect names the Events they must write.
 type Scenario struct {
 	ID, Title string
+	// Namespace holds the scenario's objects, and nothing else, so its Events can be summed.
 	Namespace string
 	Play      func(ctx context.Context, s *Stack) error
 	// Fix makes the state healthy again (the alerts must resolve).
-	Fix         func(ctx context.Context, s *Stack) error
+	Fix func(ctx context.Context, s *Stack) error
+	// Occurrences are the exact kubecause_events_total of a written scenario.
 	Occurrences []Occurrences
-	Alerts      []ExpectedAlert
+	// Expect are the Events a component must write on the real node, and kubecause's cause for
+	// each.
+	Expect []RealEvent
+	// Alerts must reach the pager (labels are a subset match) and resolve after Fix.
+	Alerts []ExpectedAlert
+	// Inhibited fire in Prometheus while the scenario is broken, and Alertmanager holds each
+	// muted by the shipped inhibition rules (by an alert of Alerts): the pager does not get them.
+	Inhibited []ExpectedAlert
+	// Queries are what a user sees in Prometheus while the scenario is broken (each must reach
+	// its value) and after Fix (Fixed).
+	Queries, Fixed []PromExpect
+}
+
+// PromExpect is a PromQL expression and the value its single sample must take.
+type PromExpect struct {
+	Expr string
+	Want float64
 }
 
 type podPlay struct {
