@@ -28,6 +28,7 @@ var blindRounds = []struct {
 	{file: "blind.yaml", version: "1.5.0", date: "2026-11-25", lines: 160, named: 94, namedRight: 88, knowable: 101, covered: 88},
 	{file: "blind2.yaml", version: "1.7.0", date: "2026-11-26", lines: 151, named: 100, namedRight: 95, knowable: 112, covered: 95},
 	{file: "blind3.yaml", version: "1.8.0", date: "2026-11-26", lines: 31, named: 12, namedRight: 12, knowable: 13, covered: 12},
+	{file: "blind4.yaml", version: "1.8.0", date: "2026-11-26", lines: 153, named: 59, namedRight: 55, knowable: 67, covered: 55},
 }
 
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
@@ -309,6 +310,38 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 	w("knowable lines one miss moves the figures by 8 points, so this score says little on its own; the next\n")
 	w("round should be larger, and drawn from sources the earlier rounds did not mine (newer releases' wordings,\n")
 	w("operators' and controllers' Events).\n\n")
+	r4 := blindRounds[3]
+	w("The **fourth blind round** (`testdata/corpus/blind4.yaml`) holds %d real messages from %d threads and pages,\n", r4.lines, threadCount(blinds[3]))
+	w("collected after the rules of table %s were final, from sources no other corpus file cites, labelled by hand\n", r4.version)
+	w("and committed before any table classified them (where a paste left out the reason column and the message's\n")
+	w("prefix names it, e.g. `MountVolume.` for `FailedMount`, the reason was filled in from it; the file's header\n")
+	w("says so). As the third round advised, it draws mostly on sources the earlier rounds did not mine: operators'\n")
+	w("and controllers' own Events (Karpenter, cluster-autoscaler, the AWS Load Balancer Controller, cert-manager,\n")
+	w("Crossplane, Knative, KubeVirt and CDI, KServe, KubeRay, Karmada, Volcano, Flux, Tekton, OLM, sealed-secrets,\n")
+	w("Longhorn, the PodDisruptionBudget and EndpointSlice controllers), newer CSI drivers (Secrets Store, S3 and GCS\n")
+	w("FUSE, JuiceFS, TopoLVM), distributions and clouds (k3s, kind, microk8s, OpenShift, EKS Fargate), CRI-O's\n")
+	w("short-name enforcement and DRA. 153 of 284 candidates survived the masked-message check. Scored once with\n")
+	w("table %s (%s): precision %.1f %% (%d/%d), specific coverage %.1f %% (%d/%d) — the lowest coverage of\n",
+		r4.version, r4.date, percent(r4.namedRight, r4.named), r4.namedRight, r4.named, percent(r4.covered, r4.knowable), r4.covered, r4.knowable)
+	w("the rounds: these sources hold wordings no rule was written against. The 4 wrong names: Longhorn's CSI\n")
+	w("`failed to attach … the volume is currently attached to different node` (named an attach failure; labelled a\n")
+	w("multi-attach); a scheduler list of one volume node affinity conflict next to 18 `Insufficient cpu` and 21\n")
+	w("`Insufficient memory` of 30 nodes (named `scheduling_volume_node_affinity` by the declared precedence below;\n")
+	w("labelled insufficient resources, a labelling judgement kept as made); and two controller Events labelled\n")
+	w("`out_of_scope`: a load-balancer IP allocator's `AllocationFailed` (`Failed to allocate IP for \"…\": no\n")
+	w("available IPs`, named `cni_error`) and a VM import's `write /data/disk.img: no space left on device` into its\n")
+	w("own volume (named `disk_full`, which is a node's disk). Of the %d knowable lines it missed, 2 are among these;\n", r4.knowable-r4.covered)
+	w("the other %d got a generic answer or `unknown`: CRI-O's `short name mode is enforcing, but image name …\n", r4.knowable-r4.covered-2)
+	w("returns ambiguous list` (four times, `image_pull_failed`; labelled `image_invalid_name`), the scheduler's\n")
+	w("`waiting for ephemeral volume controller to create the persistentvolumeclaim` (twice, `scheduling_failed`;\n")
+	w("labelled `scheduling_pvc_unbound`), microk8s' `transport is closing` under `FailedCreatePodSandBox` and\n")
+	w("`Failed` (twice, generic; labelled `runtime_unavailable`), Docker's `unable to ping registry endpoint` without\n")
+	w("a dial error (generic; labelled `image_registry_unreachable`), and a Camel K operator Event quoting the\n")
+	w("kubelet's `back-off … restarting failed container` (`unknown`: an operator's Event). The other %d `none`,\n",
+		r4.lines-r4.knowable-countGeneric(t, blinds[3])-2)
+	w("`unknowable` and `out_of_scope` lines get no specific cause, as they should. No line was relabelled after\n")
+	w("the score and no rule was changed for it: the lines stay as they are, `TestBlindRoundsScore` keeps the table\n")
+	w("from falling below this first score, and a table that answers these misses is to be measured on a new round.\n\n")
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
 	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
