@@ -19,6 +19,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubecause/kubecause/e2e/framework"
@@ -119,13 +120,15 @@ func TestMultiAttach(t *testing.T) {
 	e.pod("apps", "mysql-0", node1, "data-mysql-0")
 	e.attach(node1, "orders-db")
 	e.attach(node1, "mysql-data")
-	// What node 1's kubelet reports once it has mounted them (status.volumesInUse): while a
+	// What node 1's kubelet reports once it has mounted them (status.volumesInUse, patched as the
+	// kubelet patches its status; the controller patches volumesAttached beside it): while a
 	// volume is in use there the controller does not detach it (until maxWaitForUnmountDuration,
-	// 6 min, on an unhealthy node).
-	n, err := c.CoreV1().Nodes().Get(ctx, node1, metav1.GetOptions{})
+	// 6 min, on an unhealthy node). Without it, deleting mysql-0 below detaches its volume at once
+	// and the controller attaches it to node 2: no Warning.
+	inUse, err := json.Marshal(map[string]any{"status": map[string]any{
+		"volumesInUse": []corev1.UniqueVolumeName{e.uniqueName(ordersDisk), e.uniqueName(mysqlDisk)}}})
 	check(t, err)
-	n.Status.VolumesInUse = []corev1.UniqueVolumeName{e.uniqueName(ordersDisk), e.uniqueName(mysqlDisk)}
-	_, err = c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	_, err = c.CoreV1().Nodes().Patch(ctx, node1, types.StrategicMergePatchType, inUse, metav1.PatchOptions{}, "status")
 	check(t, err)
 
 	var msgs []corev1.Event
