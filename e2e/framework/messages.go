@@ -96,8 +96,9 @@ func MergeRealMessages(path string, msgs []RealMessage, versions map[string]stri
 	if err != nil {
 		return 0, err
 	}
-	header := "# Real Event messages written by real components on the e2e real node (docs/e2e.md), byte for\n" +
-		"# byte. Regenerate with `make real-messages`: new messages arrive with cause TODO, for a person\n" +
+	header := "# Real Event messages written by real components on the e2e real node, and by kube-controller-manager\n" +
+		"# without a node (TestMultiAttach; docs/e2e.md), byte for byte. Regenerate with `make real-messages`\n" +
+		"# (TestMultiAttach: with KUBECAUSE_REAL_MESSAGES set): new messages arrive with cause TODO, for a person\n" +
 		"# to assign; TestRealNodeMessages (exporter/causes/corpus) holds the cause table to them.\n"
 	return added, os.WriteFile(path, append([]byte(header), out...), 0o644)
 }

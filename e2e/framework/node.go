@@ -50,8 +50,8 @@ type NodeBinaries struct {
 // FindNodeBinaries locates the node's binaries; it fails with what is missing.
 func FindNodeBinaries() (NodeBinaries, error) {
 	b := NodeBinaries{
-		ControllerManager: firstExecutable(os.Getenv("KUBE_CONTROLLER_MANAGER_BIN"), filepath.Join(CacheDir(), "bin", "kube-controller-manager-"+KubeVersion)),
-		Scheduler:         firstExecutable(os.Getenv("KUBE_SCHEDULER_BIN"), filepath.Join(CacheDir(), "bin", "kube-scheduler-"+KubeVersion)),
+		ControllerManager: controllerManagerBin(),
+		Scheduler:         schedulerBin(),
 		Kubelet:           firstExecutable(os.Getenv("KUBELET_BIN"), filepath.Join(CacheDir(), "bin", "kubelet-"+KubeletVersion)),
 		Containerd:        firstExecutable(filepath.Join(Containerd2Dir(), "containerd")),
 		Shim:              firstExecutable(filepath.Join(Containerd2Dir(), "containerd-shim-runc-v2")),
@@ -76,6 +76,32 @@ func FindNodeBinaries() (NodeBinaries, error) {
 		}
 	}
 	sort.Strings(missing)
+	if len(missing) > 0 {
+		return b, fmt.Errorf("missing: %s (make deps)", strings.Join(missing, ", "))
+	}
+	return b, nil
+}
+
+func controllerManagerBin() string {
+	return firstExecutable(os.Getenv("KUBE_CONTROLLER_MANAGER_BIN"), filepath.Join(CacheDir(), "bin", "kube-controller-manager-"+KubeVersion))
+}
+
+func schedulerBin() string {
+	return firstExecutable(os.Getenv("KUBE_SCHEDULER_BIN"), filepath.Join(CacheDir(), "bin", "kube-scheduler-"+KubeVersion))
+}
+
+// FindControllerBinaries locates kube-controller-manager and kube-scheduler alone, for
+// StartControllers without a node (no kubelet, no containerd: controllers that read only API
+// objects, such as the attach-detach controller); it fails with what is missing.
+func FindControllerBinaries() (NodeBinaries, error) {
+	b := NodeBinaries{ControllerManager: controllerManagerBin(), Scheduler: schedulerBin()}
+	var missing []string
+	if b.ControllerManager == "" {
+		missing = append(missing, "kube-controller-manager (hack/deps/20-e2e-tools.sh)")
+	}
+	if b.Scheduler == "" {
+		missing = append(missing, "kube-scheduler (hack/deps/20-e2e-tools.sh)")
+	}
 	if len(missing) > 0 {
 		return b, fmt.Errorf("missing: %s (make deps)", strings.Join(missing, ", "))
 	}

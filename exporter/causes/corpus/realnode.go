@@ -39,8 +39,13 @@ type RealNodeMessage struct {
 }
 
 // RecordingName names a recording by the node versions that shape the messages: the kubelet
-// and the container runtime ("kubelet v1.35.4, containerd 1.6.20").
+// and the container runtime ("kubelet v1.35.4, containerd 1.6.20"); a recording without a node,
+// of messages only kube-controller-manager wrote (the attach-detach controller's, e2e
+// TestMultiAttach), by that ("kube-controller-manager v1.37.2").
 func RecordingName(versions map[string]string) string {
+	if versions["kubelet"] == "" && versions["containerRuntime"] == "" && versions["kubeControllerManager"] != "" {
+		return "kube-controller-manager " + versions["kubeControllerManager"]
+	}
 	var parts []string
 	if v := versions["kubelet"]; v != "" {
 		parts = append(parts, "kubelet "+v)
@@ -88,9 +93,10 @@ func RealNodeMarkdown(t *causes.Table, f RealNodeMessages) []byte {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	fmt.Fprintf(&b, "Every distinct message the real components wrote in the e2e real-node test (docs/e2e.md), byte\n"+
-		"for byte, with the cause assigned to it and the table's cause (`%s`; `make real-messages`\n"+
-		"records new ones), and the node versions that wrote it. Recordings:\n\n", RealNodeFile)
+	fmt.Fprintf(&b, "Every distinct message the real components wrote in the e2e real-node test, and kube-controller-manager\n"+
+		"in TestMultiAttach without a node (docs/e2e.md), byte for byte, with the cause assigned to it and\n"+
+		"the table's cause (`%s`; `make real-messages` records new ones), and the\n"+
+		"versions that wrote it. Recordings:\n\n", RealNodeFile)
 	for _, name := range names {
 		var vs []string
 		for k, v := range f.Recordings[name] {

@@ -35,3 +35,21 @@ func TestRealNodeMessages(t *testing.T) {
 	}
 	t.Logf("%d real messages from %d recordings: %v", len(f.Messages), len(f.Recordings), f.Recordings)
 }
+
+// A recording is named by the node's kubelet and runtime; one without a node (TestMultiAttach,
+// messages of kube-controller-manager alone) by the controller manager's version.
+func TestRecordingName(t *testing.T) {
+	for _, tc := range []struct {
+		versions map[string]string
+		want     string
+	}{
+		{map[string]string{"kubelet": "v1.37.2", "containerRuntime": "containerd://2.4.2", "runc": "1.1.5+ds1"}, "kubelet v1.37.2, containerd 2.4.2"},
+		{map[string]string{"kubeControllerManager": "v1.37.2"}, "kube-controller-manager v1.37.2"},
+		{map[string]string{"kubelet": "v1.37.2", "kubeControllerManager": "v1.37.2"}, "kubelet v1.37.2"},
+		{map[string]string{}, "unknown versions"},
+	} {
+		if got := RecordingName(tc.versions); got != tc.want {
+			t.Errorf("RecordingName(%v) = %q, want %q", tc.versions, got, tc.want)
+		}
+	}
+}
