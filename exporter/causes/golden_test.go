@@ -69,6 +69,9 @@ var goldens = []golden{
 	{"kill pod timeout", "FailedKillPod", `error killing pod: failed to "KillPodSandbox" for "1234" with KillPodSandboxError: "rpc error: code = DeadlineExceeded desc = context deadline exceeded"`, "runtime_timeout", "sandbox.runtime_timeout"},
 	{"S16 SELinux keycreate", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod "ecc-hostpath-provisioner-8jbhf": Error response from daemon: OCI runtime create failed: container_linux.go:349: starting container process caused "process_linux.go:449: container init caused \"write /proc/self/attr/keycreate: permission denied\"": unknown`, "selinux_denied", "sandbox.selinux_denied"},
 	{"sandbox other", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error setting cgroup config for procHooks process: unable to freeze: unknown`, "sandbox_failed", "sandbox.other"},
+	// The kubelet's current prefix (kuberuntime_manager.go) around grpc-go's ErrConnClosing: the
+	// CRI connection closing under the kubelet (containerd or CRI-O restarting or crashing).
+	{"CRI connection closed", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unavailable desc = transport is closing`, "runtime_unavailable", "sandbox.runtime_unavailable"},
 	{"sandbox status", "FailedPodSandBoxStatus", `rpc error: code = NotFound desc = an error occurred when try to find sandbox: not found`, "sandbox_failed", "sandbox.other"},
 
 	// ---- image (S12)
