@@ -435,7 +435,11 @@ func (n *Node) SlowPodNetworkHeld() bool {
 func (n *Node) startContainerd(sandboxImage string) error {
 	// No crun handler: crun cannot run a container on a host with cgroup v1 controllers
 	// (docs/e2e.md, "Runtimes"), and no scenario uses it.
-	cfg := containerdConfigV3(n.containerdV3Params(sandboxImage, n.Bin.Shim, ""))
+	params := n.containerdV3Params(sandboxImage, n.Bin.Shim, "")
+	if err := os.WriteFile(params.ShimKiller, []byte(strings.ReplaceAll(shimKillScript, "@RUNC@", n.Bin.Runc)), 0o755); err != nil {
+		return err
+	}
+	cfg := containerdConfigV3(params)
 	path := filepath.Join(n.Dir, "containerd", "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return err
@@ -458,6 +462,33 @@ func (n *Node) startContainerd(sandboxImage string) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// The runtime handler (and the RuntimeClass of seed S14) whose runc is shimKillScript.
+const (
+	ShimKillRuntimeHandler = "runc-kill-shim"
+	ShimKillRuntimeClass   = "kill-shim"
+)
+
+// shimKillScript is the runc of ShimKillRuntimeHandler (@RUNC@: the real runc's path): asked to
+// create a container, it kills its parent, the containerd shim that is creating the pod's
+// sandbox (as the OOM killer or a crash would), and removes the shim's socket files, which a
+// killed shim leaves in /run/containerd/s (nothing of the node may stay on the host); every
+// other command goes to runc.
+const shimKillScript = `#!/bin/sh
+# kubecause e2e, seed S14: the shim dies while it creates a sandbox.
+for a in "$@"; do
+	if [ "$a" = create ]; then
+		socks=$(for fd in /proc/$PPID/fd/*; do
+			l=$(readlink "$fd")
+			case $l in socket:*) i=${l#socket:[}; awk -v i="${i%]}" '$7 == i && $8 ~ /^\// { print $8 }' /proc/net/unix ;; esac
+		done)
+		kill -9 "$PPID"
+		rm -f $socks
+		exit 1
+	fi
+done
+exec @RUNC@ "$@"
+`
 
 // The runtime handler (and the RuntimeClass of seed S10) whose data directory is SmallDiskDir.
 const (
