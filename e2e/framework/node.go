@@ -214,6 +214,8 @@ type Node struct {
 	nodefsAvailable string
 	// runtimeRequestTimeout is the kubelet's runtimeRequestTimeout ("": its default, 2m).
 	runtimeRequestTimeout string
+	// started is when StartNode began (Leftovers: shim sockets made since then).
+	started time.Time
 	// slowCNI puts the plugin slowCNIPlugin last in the node's CNI chain (seed S15).
 	slowCNI     bool
 	images      []string
@@ -258,6 +260,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 		logDir:        o.LogDir,
 		images:        o.Images,
 	}
+	n.started = time.Now()
 	liveNodes.Store(n, true)
 	defer func() {
 		if err != nil {

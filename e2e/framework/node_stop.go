@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -95,6 +96,45 @@ func (n *Node) Leftovers() []string {
 	for _, sock := range n.seenSockets {
 		if _, err := os.Stat(sock); err == nil {
 			out = append(out, "shim socket "+sock)
+		}
+	}
+	// A shim that died (seed S14 kills one) leaves its socket where no bundle names it any more:
+	// any socket in containerd's shim directory made since the node started that no process
+	// serves.
+	for _, sock := range staleShimSockets(shimSocketDir, n.started) {
+		if !slices.Contains(n.seenSockets, sock) {
+			out = append(out, "shim socket "+sock+" (no process serves it)")
+		}
+	}
+	return out
+}
+
+// shimSocketDir is where containerd's shims make their sockets.
+const shimSocketDir = "/run/containerd/s"
+
+// staleShimSockets are the sockets in dir changed at or after since that no process has bound
+// (none is listed in /proc/net/unix).
+func staleShimSockets(dir string, since time.Time) []string {
+	if since.IsZero() {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	bound, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || info.Mode()&os.ModeSocket == 0 || info.ModTime().Before(since) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if !strings.Contains(string(bound), " "+p+"\n") {
+			out = append(out, p)
 		}
 	}
 	return out

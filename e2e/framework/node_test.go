@@ -1,11 +1,14 @@
 package framework
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The shim's socket, which Stop removes (a killed shim cannot), as each containerd release
@@ -64,5 +67,38 @@ func TestKubeVersionMatchesDeps(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(root, "hack", "tools", "kubernetes", "cmd", main, "main.go")); err != nil {
 			t.Errorf("hack/tools/kubernetes builds no %s: %v", main, err)
 		}
+	}
+}
+
+// TestStaleShimSockets: a socket no process serves any more, made since the node started, is a
+// leftover (a killed shim's, seed S14); one still served, or older than the node, is not.
+func TestStaleShimSockets(t *testing.T) {
+	dir := t.TempDir()
+	since := time.Now().Add(-time.Second)
+	listen := func(name string) *net.UnixListener {
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, name), Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetUnlinkOnClose(false)
+		return l
+	}
+	served := listen("served")
+	defer served.Close()
+	listen("dead").Close()
+	listen("old").Close()
+	old := since.Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "old"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := staleShimSockets(dir, since)
+	if want := []string{filepath.Join(dir, "dead")}; !slices.Equal(got, want) {
+		t.Errorf("stale sockets %q, want %q", got, want)
+	}
+	if got := staleShimSockets(dir, time.Time{}); got != nil {
+		t.Errorf("a node never started: %q", got)
 	}
 }
