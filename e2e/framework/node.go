@@ -439,7 +439,7 @@ func (n *Node) startContainerd(sandboxImage string) error {
 	// No crun handler: crun cannot run a container on a host with cgroup v1 controllers
 	// (docs/e2e.md, "Runtimes"), and no scenario uses it.
 	params := n.containerdV3Params(sandboxImage, n.Bin.Shim, "")
-	if err := os.WriteFile(params.ShimKiller, []byte(strings.ReplaceAll(shimKillScript, "@RUNC@", n.Bin.Runc)), 0o755); err != nil {
+	if err := os.WriteFile(params.ShimKiller, []byte(shimKiller(n.Bin.Runc, n.killedShimsFile())), 0o755); err != nil {
 		return err
 	}
 	cfg := containerdConfigV3(params)
@@ -472,26 +472,36 @@ const (
 	ShimKillRuntimeClass   = "kill-shim"
 )
 
-// shimKillScript is the runc of ShimKillRuntimeHandler (@RUNC@: the real runc's path): asked to
-// create a container, it kills its parent, the containerd shim that is creating the pod's
-// sandbox (as the OOM killer or a crash would), and removes the shim's socket files, which a
-// killed shim leaves in /run/containerd/s (nothing of the node may stay on the host); every
-// other command goes to runc.
+// shimKillScript is the runc of ShimKillRuntimeHandler (@RUNC@: the real runc's path; @KILLED@:
+// the node's killedShimsFile): asked to create a container, it kills its parent, the containerd
+// shim that is creating the pod's sandbox (as the OOM killer or a crash would); every other
+// command goes to runc. It first appends the container's id (runc's last argument; for a
+// sandbox, the id of its shim) to @KILLED@, from which Stop finds the socket the killed shim
+// leaves in /run/containerd/s: nothing after the kill runs, as the shim starts runc with a
+// parent-death signal (SIGKILL).
 const shimKillScript = `#!/bin/sh
 # kubecause e2e, seed S14: the shim dies while it creates a sandbox.
 for a in "$@"; do
 	if [ "$a" = create ]; then
-		socks=$(for fd in /proc/$PPID/fd/*; do
-			l=$(readlink "$fd")
-			case $l in socket:*) i=${l#socket:[}; awk -v i="${i%]}" '$7 == i && $8 ~ /^\// { print $8 }' /proc/net/unix ;; esac
-		done)
+		eval "id=\${$#}"
+		echo "$id" >> '@KILLED@'
 		kill -9 "$PPID"
-		rm -f $socks
 		exit 1
 	fi
 done
-exec @RUNC@ "$@"
+exec '@RUNC@' "$@"
 `
+
+// shimKiller is shimKillScript for the runc at runc, recording into killed.
+func shimKiller(runc, killed string) string {
+	return strings.NewReplacer("@RUNC@", runc, "@KILLED@", killed).Replace(shimKillScript)
+}
+
+// killedShimsFile is where the node's ShimKillRuntimeHandler records the ids of the shims it
+// killed, one a line.
+func (n *Node) killedShimsFile() string {
+	return filepath.Join(n.Dir, "containerd", "killed-shims")
+}
 
 // The runtime handler (and the RuntimeClass of seed S10) whose data directory is SmallDiskDir.
 const (

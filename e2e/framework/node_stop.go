@@ -3,6 +3,7 @@
 package framework
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,8 +33,9 @@ func StopAllNodes() {
 // Stop removes everything the node made, in an order that leaves nothing behind and takes
 // seconds however many containers crash-loop: the kubelet stops (nothing restarts a container),
 // every container and sandbox is killed at once through the node's cgroup tree, containerd stops
-// and the shims are killed (the runtime's records live in Dir and go with it), then mounts
-// under Dir, the sandboxes' network namespaces and the bridge, the container log links and the
+// and the shims are killed (the runtime's records live in Dir and go with it) and their sockets
+// removed — the running shims' from the task bundles, the ones seed S14 killed from their ids
+// (removeKilledShimSockets) —, then mounts under Dir, the sandboxes' network namespaces and the bridge, the container log links and the
 // cgroup tree are removed. Safe on a partial node.
 func (n *Node) Stop() {
 	defer liveNodes.Delete(n)
@@ -58,6 +60,7 @@ func (n *Node) Stop() {
 	for _, sock := range b.shimSockets {
 		_ = os.Remove(sock)
 	}
+	n.removeKilledShimSockets(shimSocketDir)
 	unmountUnder(n.Dir)
 	n.removeNetwork(b.netns)
 	n.removeLogLinks()
@@ -71,7 +74,8 @@ func (n *Node) Stop() {
 }
 
 // Leftovers lists what of this node is still on the host after Stop (nothing, when Stop did
-// its job): cgroups, mounts under Dir, network namespaces, the bridge, container log links.
+// its job): cgroups, mounts under Dir, network namespaces, the bridge, container log links,
+// shim sockets (shimSocketLeftovers).
 func (n *Node) Leftovers() []string {
 	var out []string
 	for _, mp := range cgroupMounts() {
@@ -93,24 +97,96 @@ func (n *Node) Leftovers() []string {
 	for _, l := range n.logLinks() {
 		out = append(out, "log link "+l)
 	}
+	return append(out, n.shimSocketLeftovers(shimSocketDir)...)
+}
+
+// shimSocketDir is where containerd's shims make their sockets (containerd 2.x as root: the
+// shim manager's default socket_dir).
+const shimSocketDir = "/run/containerd/s"
+
+// criNamespace is the containerd namespace of the CRI's containers and sandboxes.
+const criNamespace = "k8s.io"
+
+// shimSocketPaths are the sockets a containerd 2.x runc shim for the task group id makes in dir
+// under the containerd at address, in namespace ns: <dir>/<hex sha256 of "<address>/<ns>/<id>">
+// and, when containerd logs at debug level, the same of ".../<id>/debug" (pkg/shim
+// CreateSocketAddress). The address is in the name, so a socket of this name is this
+// containerd's, never another's on the host.
+func shimSocketPaths(dir, address, ns, id string) []string {
+	p := filepath.Join(address, ns, id)
+	return []string{
+		filepath.Join(dir, fmt.Sprintf("%x", sha256.Sum256([]byte(p)))),
+		filepath.Join(dir, fmt.Sprintf("%x", sha256.Sum256([]byte(filepath.Join(p, "debug"))))),
+	}
+}
+
+// killedShimIDs are the ids of the shims the node's ShimKillRuntimeHandler killed (seed S14).
+func (n *Node) killedShimIDs() []string {
+	b, _ := os.ReadFile(n.killedShimsFile())
+	var ids []string
+	for _, id := range strings.Fields(string(b)) {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// removeKilledShimSockets removes from dir the sockets of the shims the node's
+// ShimKillRuntimeHandler killed: a killed shim cannot remove its own, and containerd removes
+// the task bundle that would name it after the failed start. Each is found exactly from the
+// shim's id (shimSocketPaths) and removed only when no process serves it. It returns what it
+// removed.
+func (n *Node) removeKilledShimSockets(dir string) []string {
+	if n.Dir == "" || n.Socket == "" {
+		return nil
+	}
+	var socks []string
+	for _, id := range n.killedShimIDs() {
+		socks = append(socks, shimSocketPaths(dir, n.Socket, criNamespace, id)...)
+	}
+	removed := removeDeadSockets(socks)
+	n.seenSockets = append(n.seenSockets, removed...)
+	return removed
+}
+
+// removeDeadSockets removes each of paths that is a socket no process serves, and returns
+// them; a served socket, anything else and a missing path are left alone.
+func removeDeadSockets(paths []string) []string {
+	served, err := boundSockets()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range paths {
+		if info, err := os.Lstat(p); err != nil || info.Mode()&os.ModeSocket == 0 || served[p] {
+			continue
+		}
+		if os.Remove(p) == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// shimSocketLeftovers are the shim sockets of this node still in dir: the ones its task
+// bundles or its killed shims named (Stop removes them), and — a shim that died some other way
+// leaves its socket where nothing names it — any socket in dir made since the node started
+// that no process serves.
+func (n *Node) shimSocketLeftovers(dir string) []string {
+	var out []string
 	for _, sock := range n.seenSockets {
-		if _, err := os.Stat(sock); err == nil {
+		if _, err := os.Lstat(sock); err == nil {
 			out = append(out, "shim socket "+sock)
 		}
 	}
-	// A shim that died (seed S14 kills one) leaves its socket where no bundle names it any more:
-	// any socket in containerd's shim directory made since the node started that no process
-	// serves.
-	for _, sock := range staleShimSockets(shimSocketDir, n.started) {
+	for _, sock := range staleShimSockets(dir, n.started) {
 		if !slices.Contains(n.seenSockets, sock) {
 			out = append(out, "shim socket "+sock+" (no process serves it)")
 		}
 	}
 	return out
 }
-
-// shimSocketDir is where containerd's shims make their sockets.
-const shimSocketDir = "/run/containerd/s"
 
 // staleShimSockets are the sockets in dir changed at or after since that no process has bound
 // (none is listed in /proc/net/unix).
@@ -122,7 +198,7 @@ func staleShimSockets(dir string, since time.Time) []string {
 	if err != nil {
 		return nil
 	}
-	bound, err := os.ReadFile("/proc/net/unix")
+	served, err := boundSockets()
 	if err != nil {
 		return nil
 	}
@@ -132,12 +208,28 @@ func staleShimSockets(dir string, since time.Time) []string {
 		if err != nil || info.Mode()&os.ModeSocket == 0 || info.ModTime().Before(since) {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
-		if !strings.Contains(string(bound), " "+p+"\n") {
+		if p := filepath.Join(dir, e.Name()); !served[p] {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// boundSockets are the paths of the unix sockets some process holds — listening, or a
+// connection it accepted on one — in this network namespace (/proc/net/unix: "Num RefCount
+// Protocol Flags Type St Inode Path").
+func boundSockets() (map[string]bool, error) {
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		if f := strings.Fields(line); len(f) >= 8 && strings.HasPrefix(f[7], "/") {
+			out[strings.Join(f[7:], " ")] = true
+		}
+	}
+	return out, nil
 }
 
 func dirExists(p string) bool {
