@@ -195,6 +195,8 @@ type Node struct {
 	PodLogsDir string
 	// StopTime is how long the last Stop took.
 	StopTime time.Duration
+	// KilledShimSockets are the sockets of the shims seed S14 killed that Stop removed.
+	KilledShimSockets []string
 	// ManifestDir is the kubelet's staticPodPath.
 	ManifestDir string
 	// SmallDiskDir is the state root of the runtime handler SmallDiskRuntimeHandler: seed S10

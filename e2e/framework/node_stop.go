@@ -60,7 +60,7 @@ func (n *Node) Stop() {
 	for _, sock := range b.shimSockets {
 		_ = os.Remove(sock)
 	}
-	n.removeKilledShimSockets(shimSocketDir)
+	n.KilledShimSockets = append(n.KilledShimSockets, n.removeKilledShimSockets(shimSocketDir)...)
 	unmountUnder(n.Dir)
 	n.removeNetwork(b.netns)
 	n.removeLogLinks()
