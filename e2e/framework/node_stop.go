@@ -122,7 +122,12 @@ func shimSocketPaths(dir, address, ns, id string) []string {
 
 // killedShimIDs are the ids of the shims the node's ShimKillRuntimeHandler killed (seed S14).
 func (n *Node) killedShimIDs() []string {
-	b, _ := os.ReadFile(n.killedShimsFile())
+	return readKilledShimIDs(n.killedShimsFile())
+}
+
+// readKilledShimIDs reads a killedShimsFile: the ids, each once.
+func readKilledShimIDs(path string) []string {
+	b, _ := os.ReadFile(path)
 	var ids []string
 	for _, id := range strings.Fields(string(b)) {
 		if !slices.Contains(ids, id) {
@@ -172,8 +177,10 @@ func removeDeadSockets(paths []string) []string {
 // shimSocketLeftovers are the shim sockets of this node still in dir: the ones its task
 // bundles or its killed shims named (Stop removes them), and — a shim that died some other way
 // leaves its socket where nothing names it — any socket in dir made since the node started
-// that no process serves.
+// that no process serves, except the killed shims' of the other nodes whose containerd still
+// runs (runningNodeContainerdDirs: their own teardown removes them).
 func (n *Node) shimSocketLeftovers(dir string) []string {
+	others := otherNodesKilledShimSockets(dir, runningNodeContainerdDirs(), filepath.Join(n.Dir, "containerd"))
 	var out []string
 	for _, sock := range n.seenSockets {
 		if _, err := os.Lstat(sock); err == nil {
@@ -181,8 +188,49 @@ func (n *Node) shimSocketLeftovers(dir string) []string {
 		}
 	}
 	for _, sock := range staleShimSockets(dir, n.started) {
-		if !slices.Contains(n.seenSockets, sock) {
+		if !slices.Contains(n.seenSockets, sock) && !others[sock] {
 			out = append(out, "shim socket "+sock+" (no process serves it)")
+		}
+	}
+	return out
+}
+
+// otherNodesKilledShimSockets are the sockets in dir of the shims killed by the S14 runc of the
+// nodes whose containerd directories (<node>/containerd: config.toml, containerd.sock,
+// killed-shims) are containerdDirs, but own's.
+func otherNodesKilledShimSockets(dir string, containerdDirs []string, own string) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range containerdDirs {
+		if c == own {
+			continue
+		}
+		for _, id := range readKilledShimIDs(filepath.Join(c, "killed-shims")) {
+			for _, p := range shimSocketPaths(dir, filepath.Join(c, "containerd.sock"), criNamespace, id) {
+				out[p] = true
+			}
+		}
+	}
+	return out
+}
+
+// runningNodeContainerdDirs are the directories of the configurations of the containerds
+// running on the host as a node of this framework starts them (`containerd --config
+// <node>/containerd/config.toml`): another real node, whose killed shims' sockets its own
+// teardown removes.
+func runningNodeContainerdDirs() []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var out []string
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		if len(args) != 3 || filepath.Base(args[0]) != "containerd" || args[1] != "--config" || filepath.Base(args[2]) != "config.toml" {
+			continue
+		}
+		if d := filepath.Dir(args[2]); !slices.Contains(out, d) {
+			out = append(out, d)
 		}
 	}
 	return out

@@ -230,3 +230,27 @@ func TestShimKillScript(t *testing.T) {
 		t.Errorf("create went to runc: %q", b)
 	}
 }
+
+// TestOtherNodesKilledShimSockets: the sockets of the shims another running node's S14 killed
+// are that node's (its teardown removes them), so this node's leftover check skips them; its
+// own killed shims are not among them.
+func TestOtherNodesKilledShimSockets(t *testing.T) {
+	root := t.TempDir()
+	own, other := filepath.Join(root, "a", "containerd"), filepath.Join(root, "b", "containerd")
+	for _, c := range []struct{ dir, ids string }{{own, "mine\n"}, {other, "theirs\ntheirs\n"}} {
+		if err := os.MkdirAll(c.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(c.dir, "killed-shims"), []byte(c.ids), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := otherNodesKilledShimSockets(shimSocketDir, []string{own, other}, own)
+	want := shimSocketPaths(shimSocketDir, filepath.Join(other, "containerd.sock"), criNamespace, "theirs")
+	if len(got) != len(want) || !got[want[0]] || !got[want[1]] {
+		t.Errorf("other nodes' sockets %v, want %q", got, want)
+	}
+	if got := otherNodesKilledShimSockets(shimSocketDir, []string{own}, own); len(got) != 0 {
+		t.Errorf("no other node: %v", got)
+	}
+}
