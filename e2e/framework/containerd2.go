@@ -34,6 +34,9 @@ type containerdV3Params struct {
 	// Runc and RuncRoot are runc and its state directory; SmallDiskRuncRoot is the state
 	// directory of the handler SmallDiskRuntimeHandler (seed S10).
 	Runc, RuncRoot, SmallDiskRuncRoot string
+	// ShimKiller and ShimKillRoot are the runc of the handler ShimKillRuntimeHandler (seed S14,
+	// shimKillScript) and its state directory; no such handler when ShimKiller is empty.
+	ShimKiller, ShimKillRoot string
 	// Crun and CrunRoot: crun and its state directory; no crun handler when Crun is empty.
 	Crun, CrunRoot string
 	// CNIBinDirs are where containerd looks for CNI plugins, in order: the host's, then the
@@ -56,6 +59,7 @@ func (n *Node) containerdV3Params(sandboxImage, shim, crun string) containerdV3P
 		CNIBinDirs:        []string{n.Bin.CNIDir, filepath.Join(n.Dir, "cni", "bin")},
 		CNIConfDir:        filepath.Join(n.Dir, "cni", "net.d"),
 		RegistryHosts:     n.RegistryHosts,
+		ShimKiller:        filepath.Join(c, ShimKillRuntimeHandler), ShimKillRoot: filepath.Join(c, ShimKillRuntimeHandler+"-state"),
 	}
 	if crun != "" {
 		p.Crun, p.CrunRoot = crun, filepath.Join(c, "crun")
@@ -114,6 +118,9 @@ state = %q
 	}
 	handler("runc", "runc, its state beside containerd's, not in the host's /run/containerd/runc.", p.Runc, p.RuncRoot)
 	handler(SmallDiskRuntimeHandler, "Seed S10: a runc whose state root is a full filesystem (SmallDiskDir).", p.Runc, p.SmallDiskRuncRoot)
+	if p.ShimKiller != "" {
+		handler(ShimKillRuntimeHandler, "Seed S14: a runc that kills its shim when asked to create a container.", p.ShimKiller, p.ShimKillRoot)
+	}
 	if p.Crun != "" {
 		handler(CrunRuntimeHandler, "crun, for pods of the RuntimeClass "+CrunRuntimeHandler+".", p.Crun, p.CrunRoot)
 	}

@@ -103,7 +103,8 @@ func TestContainerdConfigV3(t *testing.T) {
 			want(runtime+".cni", "bin_dirs", "["+q("/usr/lib/cni")+", "+q(filepath.Join(n.Dir, "cni", "bin"))+"]")
 			want(runtime+".cni", "conf_dir", q(p.CNIConfDir))
 			want("plugins.'io.containerd.grpc.v1.cri'", "stream_server_address", q("127.0.0.1"))
-			handlers := map[string][2]string{"runc": {p.Runc, p.RuncRoot}, SmallDiskRuntimeHandler: {p.Runc, p.SmallDiskRuncRoot}}
+			handlers := map[string][2]string{"runc": {p.Runc, p.RuncRoot}, SmallDiskRuntimeHandler: {p.Runc, p.SmallDiskRuncRoot},
+				ShimKillRuntimeHandler: {p.ShimKiller, p.ShimKillRoot}}
 			if crun != "" {
 				handlers[CrunRuntimeHandler] = [2]string{crun, p.CrunRoot}
 			} else if s[runtime+".containerd.runtimes."+CrunRuntimeHandler] != nil {

@@ -221,6 +221,8 @@ type Node struct {
 	PodLogsDir string
 	// StopTime is how long the last Stop took.
 	StopTime time.Duration
+	// KilledShimSockets are the sockets of the shims seed S14 killed that Stop removed.
+	KilledShimSockets []string
 	// ManifestDir is the kubelet's staticPodPath.
 	ManifestDir string
 	// SmallDiskDir is the state root of the runtime handler SmallDiskRuntimeHandler: seed S10
@@ -240,6 +242,8 @@ type Node struct {
 	nodefsAvailable string
 	// runtimeRequestTimeout is the kubelet's runtimeRequestTimeout ("": its default, 2m).
 	runtimeRequestTimeout string
+	// started is when StartNode began (Leftovers: shim sockets made since then).
+	started time.Time
 	// slowCNI puts the plugin slowCNIPlugin last in the node's CNI chain (seed S15).
 	slowCNI     bool
 	images      []string
@@ -284,6 +288,7 @@ func StartNode(ctx context.Context, b NodeBinaries, c *Cluster, o NodeOptions) (
 		logDir:        o.LogDir,
 		images:        o.Images,
 	}
+	n.started = time.Now()
 	liveNodes.Store(n, true)
 	defer func() {
 		if err != nil {
@@ -461,7 +466,11 @@ func (n *Node) SlowPodNetworkHeld() bool {
 func (n *Node) startContainerd(sandboxImage string) error {
 	// No crun handler: crun cannot run a container on a host with cgroup v1 controllers
 	// (docs/e2e.md, "Runtimes"), and no scenario uses it.
-	cfg := containerdConfigV3(n.containerdV3Params(sandboxImage, n.Bin.Shim, ""))
+	params := n.containerdV3Params(sandboxImage, n.Bin.Shim, "")
+	if err := os.WriteFile(params.ShimKiller, []byte(shimKiller(n.Bin.Runc, n.killedShimsFile())), 0o755); err != nil {
+		return err
+	}
+	cfg := containerdConfigV3(params)
 	path := filepath.Join(n.Dir, "containerd", "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return err
@@ -483,6 +492,43 @@ func (n *Node) startContainerd(sandboxImage string) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// The runtime handler (and the RuntimeClass of seed S14) whose runc is shimKillScript.
+const (
+	ShimKillRuntimeHandler = "runc-kill-shim"
+	ShimKillRuntimeClass   = "kill-shim"
+)
+
+// shimKillScript is the runc of ShimKillRuntimeHandler (@RUNC@: the real runc's path; @KILLED@:
+// the node's killedShimsFile): asked to create a container, it kills its parent, the containerd
+// shim that is creating the pod's sandbox (as the OOM killer or a crash would); every other
+// command goes to runc. It first appends the container's id (runc's last argument; for a
+// sandbox, the id of its shim) to @KILLED@, from which Stop finds the socket the killed shim
+// leaves in /run/containerd/s: nothing after the kill runs, as the shim starts runc with a
+// parent-death signal (SIGKILL).
+const shimKillScript = `#!/bin/sh
+# kubecause e2e, seed S14: the shim dies while it creates a sandbox.
+for a in "$@"; do
+	if [ "$a" = create ]; then
+		eval "id=\${$#}"
+		echo "$id" >> '@KILLED@'
+		kill -9 "$PPID"
+		exit 1
+	fi
+done
+exec '@RUNC@' "$@"
+`
+
+// shimKiller is shimKillScript for the runc at runc, recording into killed.
+func shimKiller(runc, killed string) string {
+	return strings.NewReplacer("@RUNC@", runc, "@KILLED@", killed).Replace(shimKillScript)
+}
+
+// killedShimsFile is where the node's ShimKillRuntimeHandler records the ids of the shims it
+// killed, one a line.
+func (n *Node) killedShimsFile() string {
+	return filepath.Join(n.Dir, "containerd", "killed-shims")
 }
 
 // The runtime handler (and the RuntimeClass of seed S10) whose data directory is SmallDiskDir.

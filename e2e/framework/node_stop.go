@@ -3,12 +3,14 @@
 package framework
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,8 +33,9 @@ func StopAllNodes() {
 // Stop removes everything the node made, in an order that leaves nothing behind and takes
 // seconds however many containers crash-loop: the kubelet stops (nothing restarts a container),
 // every container and sandbox is killed at once through the node's cgroup tree, containerd stops
-// and the shims are killed (the runtime's records live in Dir and go with it), then mounts
-// under Dir, the sandboxes' network namespaces and the bridge, the container log links and the
+// and the shims are killed (the runtime's records live in Dir and go with it) and their sockets
+// removed — the running shims' from the task bundles, the ones seed S14 killed from their ids
+// (removeKilledShimSockets) —, then mounts under Dir, the sandboxes' network namespaces and the bridge, the container log links and the
 // cgroup tree are removed. Safe on a partial node.
 func (n *Node) Stop() {
 	defer liveNodes.Delete(n)
@@ -57,6 +60,7 @@ func (n *Node) Stop() {
 	for _, sock := range b.shimSockets {
 		_ = os.Remove(sock)
 	}
+	n.KilledShimSockets = append(n.KilledShimSockets, n.removeKilledShimSockets(shimSocketDir)...)
 	unmountUnder(n.Dir)
 	n.removeNetwork(b.netns)
 	n.removeLogLinks()
@@ -70,7 +74,8 @@ func (n *Node) Stop() {
 }
 
 // Leftovers lists what of this node is still on the host after Stop (nothing, when Stop did
-// its job): cgroups, mounts under Dir, network namespaces, the bridge, container log links.
+// its job): cgroups, mounts under Dir, network namespaces, the bridge, container log links,
+// shim sockets (shimSocketLeftovers).
 func (n *Node) Leftovers() []string {
 	var out []string
 	for _, mp := range cgroupMounts() {
@@ -92,12 +97,187 @@ func (n *Node) Leftovers() []string {
 	for _, l := range n.logLinks() {
 		out = append(out, "log link "+l)
 	}
-	for _, sock := range n.seenSockets {
-		if _, err := os.Stat(sock); err == nil {
-			out = append(out, "shim socket "+sock)
+	return append(out, n.shimSocketLeftovers(shimSocketDir)...)
+}
+
+// shimSocketDir is where containerd's shims make their sockets (containerd 2.x as root: the
+// shim manager's default socket_dir).
+const shimSocketDir = "/run/containerd/s"
+
+// criNamespace is the containerd namespace of the CRI's containers and sandboxes.
+const criNamespace = "k8s.io"
+
+// shimSocketPaths are the sockets a containerd 2.x runc shim for the task group id makes in dir
+// under the containerd at address, in namespace ns: <dir>/<hex sha256 of "<address>/<ns>/<id>">
+// and, when containerd logs at debug level, the same of ".../<id>/debug" (pkg/shim
+// CreateSocketAddress). The address is in the name, so a socket of this name is this
+// containerd's, never another's on the host.
+func shimSocketPaths(dir, address, ns, id string) []string {
+	p := filepath.Join(address, ns, id)
+	return []string{
+		filepath.Join(dir, fmt.Sprintf("%x", sha256.Sum256([]byte(p)))),
+		filepath.Join(dir, fmt.Sprintf("%x", sha256.Sum256([]byte(filepath.Join(p, "debug"))))),
+	}
+}
+
+// killedShimIDs are the ids of the shims the node's ShimKillRuntimeHandler killed (seed S14).
+func (n *Node) killedShimIDs() []string {
+	return readKilledShimIDs(n.killedShimsFile())
+}
+
+// readKilledShimIDs reads a killedShimsFile: the ids, each once.
+func readKilledShimIDs(path string) []string {
+	b, _ := os.ReadFile(path)
+	var ids []string
+	for _, id := range strings.Fields(string(b)) {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// removeKilledShimSockets removes from dir the sockets of the shims the node's
+// ShimKillRuntimeHandler killed: a killed shim cannot remove its own, and containerd removes
+// the task bundle that would name it after the failed start. Each is found exactly from the
+// shim's id (shimSocketPaths) and removed only when no process serves it. It returns what it
+// removed.
+func (n *Node) removeKilledShimSockets(dir string) []string {
+	if n.Dir == "" || n.Socket == "" {
+		return nil
+	}
+	var socks []string
+	for _, id := range n.killedShimIDs() {
+		socks = append(socks, shimSocketPaths(dir, n.Socket, criNamespace, id)...)
+	}
+	removed := removeDeadSockets(socks)
+	n.seenSockets = append(n.seenSockets, removed...)
+	return removed
+}
+
+// removeDeadSockets removes each of paths that is a socket no process serves, and returns
+// them; a served socket, anything else and a missing path are left alone.
+func removeDeadSockets(paths []string) []string {
+	served, err := boundSockets()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range paths {
+		if info, err := os.Lstat(p); err != nil || info.Mode()&os.ModeSocket == 0 || served[p] {
+			continue
+		}
+		if os.Remove(p) == nil {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// shimSocketLeftovers are the shim sockets of this node still in dir: the ones its task
+// bundles or its killed shims named (Stop removes them), and — a shim that died some other way
+// leaves its socket where nothing names it — any socket in dir made since the node started
+// that no process serves, except the killed shims' of the other nodes whose containerd still
+// runs (runningNodeContainerdDirs: their own teardown removes them).
+func (n *Node) shimSocketLeftovers(dir string) []string {
+	others := otherNodesKilledShimSockets(dir, runningNodeContainerdDirs(), filepath.Join(n.Dir, "containerd"))
+	var out []string
+	for _, sock := range n.seenSockets {
+		if _, err := os.Lstat(sock); err == nil {
+			out = append(out, "shim socket "+sock)
+		}
+	}
+	for _, sock := range staleShimSockets(dir, n.started) {
+		if !slices.Contains(n.seenSockets, sock) && !others[sock] {
+			out = append(out, "shim socket "+sock+" (no process serves it)")
+		}
+	}
+	return out
+}
+
+// otherNodesKilledShimSockets are the sockets in dir of the shims killed by the S14 runc of the
+// nodes whose containerd directories (<node>/containerd: config.toml, containerd.sock,
+// killed-shims) are containerdDirs, but own's.
+func otherNodesKilledShimSockets(dir string, containerdDirs []string, own string) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range containerdDirs {
+		if c == own {
+			continue
+		}
+		for _, id := range readKilledShimIDs(filepath.Join(c, "killed-shims")) {
+			for _, p := range shimSocketPaths(dir, filepath.Join(c, "containerd.sock"), criNamespace, id) {
+				out[p] = true
+			}
+		}
+	}
+	return out
+}
+
+// runningNodeContainerdDirs are the directories of the configurations of the containerds
+// running on the host as a node of this framework starts them (`containerd --config
+// <node>/containerd/config.toml`): another real node, whose killed shims' sockets its own
+// teardown removes.
+func runningNodeContainerdDirs() []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var out []string
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		if len(args) != 3 || filepath.Base(args[0]) != "containerd" || args[1] != "--config" || filepath.Base(args[2]) != "config.toml" {
+			continue
+		}
+		if d := filepath.Dir(args[2]); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// staleShimSockets are the sockets in dir changed at or after since that no process has bound
+// (none is listed in /proc/net/unix).
+func staleShimSockets(dir string, since time.Time) []string {
+	if since.IsZero() {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	served, err := boundSockets()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || info.Mode()&os.ModeSocket == 0 || info.ModTime().Before(since) {
+			continue
+		}
+		if p := filepath.Join(dir, e.Name()); !served[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// boundSockets are the paths of the unix sockets some process holds — listening, or a
+// connection it accepted on one — in this network namespace (/proc/net/unix: "Num RefCount
+// Protocol Flags Type St Inode Path").
+func boundSockets() (map[string]bool, error) {
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		if f := strings.Fields(line); len(f) >= 8 && strings.HasPrefix(f[7], "/") {
+			out[strings.Join(f[7:], " ")] = true
+		}
+	}
+	return out, nil
 }
 
 func dirExists(p string) bool {

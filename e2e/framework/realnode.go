@@ -35,7 +35,7 @@ func RealScenarios() []Scenario {
 	return []Scenario{
 		realS1(), realS6(), realS11(), realCommandNotFound(), realS4(),
 		realS12NotFound(), realS12Auth(), realS12Unreachable(), realS12Insecure(), realSchedulingCPU(), realSchedulingSelector(),
-		realS2(), realS3(), realS18(), realS5(), realS19(), realOOMKilled(), realS10(), realS7(),
+		realS2(), realS3(), realS18(), realS5(), realS19(), realOOMKilled(), realS10(), realS14(), realS7(),
 		realQuota(),
 	}
 }
@@ -745,6 +745,26 @@ func realS10() Scenario {
 			return err
 		}
 		return s.Node.FreeSmallDisk()
+	}
+	return sc
+}
+
+// S14: the runtime's shim dies while it creates the pod's sandbox: the pod's RuntimeClass selects
+// a runc that kills its shim when asked to create a container (ShimKillRuntimeHandler), so
+// containerd loses the shim's ttrpc connection in the middle of the sandbox's task creation.
+func realS14() Scenario {
+	const ns, name = "real-s14", "shim-killed"
+	sc := podScenario("S14", "the runtime shim killed while it creates the sandbox", ns, name, func(_ *Stack, p *corev1.Pod) error {
+		p.Spec.RuntimeClassName = ptr(ShimKillRuntimeClass)
+		return nil
+	}, "FailedCreatePodSandBox", "runtime_shim_error", "KubecausePodSandboxFailing")
+	create := sc.Play
+	sc.Play = func(ctx context.Context, s *Stack) error {
+		if _, err := s.Cluster.Client.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: ShimKillRuntimeClass}, Handler: ShimKillRuntimeHandler}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return create(ctx, s)
 	}
 	return sc
 }
