@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/e2e/scenarios"
 )
 
 // TestCountingSemantics writes Events the ways the two recorders really do and checks every
@@ -63,7 +64,7 @@ func TestCountingSemantics(t *testing.T) {
 	got, err := s.Webhook.WaitFiring(alertTimeout, match)
 	check(t, err)
 	t.Logf("webhook received: %v", got)
-	a := framework.ExpectedAlert{Name: "KubecausePodUnschedulable", Runbook: "kubecausepodunschedulable.md#scheduling_insufficient_resources"}
+	a := scenarios.ExpectedAlert{Name: "KubecausePodUnschedulable", Runbook: "kubecausepodunschedulable.md#scheduling_insufficient_resources"}
 	if !a.RunbookOK(got[0].Annotations["runbook_url"]) {
 		t.Errorf("runbook_url %q, want …/%s", got[0].Annotations["runbook_url"], a.Runbook)
 	}

@@ -15,6 +15,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/e2e/scenarios"
 )
 
 // grafanaVars gives the dashboards' variables the values a user would pick for this stack.
@@ -84,9 +85,9 @@ func TestDashboardQueries(t *testing.T) {
 		t.Fatalf("no dashboards in %s: run make generate", dir)
 	}
 	ctx := testContext(t)
-	scenarios := framework.SeedScenarios()
-	s := startStack(t, framework.StackOptions{Namespaces: framework.Namespaces(scenarios)})
-	for _, sc := range scenarios {
+	scs := scenarios.SeedScenarios()
+	s := startStack(t, framework.StackOptions{Namespaces: scenarios.Namespaces(scs)})
+	for _, sc := range scs {
 		check(t, sc.Play(ctx, s))
 	}
 	// S7 on a control-plane cluster, endpoints wrong: the endpoint panels have data.
@@ -105,7 +106,7 @@ func TestDashboardQueries(t *testing.T) {
 	check(t, ue.SetCount(ctx, 3))
 	promValue(t, s, `sum(kubecause_events_total{cause="unknown",reason="FailedToUpdateEndpoint"})`, 3)
 	// Wait for the data the panels show: every expected alert fired.
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		for _, a := range sc.Alerts {
 			_, err := s.Webhook.WaitFiring(alertTimeout, a.Match())
 			check(t, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/e2e/scenarios"
 )
 
 const (
@@ -181,7 +182,7 @@ func firesNothing(ctx context.Context, t *testing.T, s *framework.Stack, what st
 
 // expectAlertsFire waits until each alert reaches the pager exactly once, with its runbook
 // section, a severity, a summary and a description.
-func expectAlertsFire(t *testing.T, s *framework.Stack, alerts []framework.ExpectedAlert) {
+func expectAlertsFire(t *testing.T, s *framework.Stack, alerts []scenarios.ExpectedAlert) {
 	t.Helper()
 	for _, a := range alerts {
 		got, err := s.Webhook.WaitFiring(alertTimeout, a.Match())

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/e2e/scenarios"
 )
 
 // ksmOutage is how long kube-state-metrics stays stopped in the middle of the incident: the
@@ -67,7 +68,7 @@ func realRegistryIncident(t *testing.T, s *framework.Stack) {
 	outageStart := time.Now()
 	check(t, deleteDeploymentPods(ctx, s, ns))
 	incident := map[string]string{"alertname": "KubecauseIncident", "cause": "image_registry_unreachable", "target": reg.Addr}
-	ev := waitRealEvent(t, s, ns, framework.RealEvent{Kind: "Pod", Object: "*", Reason: "Failed", Message: reg.Addr})
+	ev := waitRealEvent(t, s, ns, scenarios.RealEvent{Kind: "Pod", Object: "*", Reason: "Failed", Message: reg.Addr})
 	t.Logf("%s wrote %s %s on Pod/%s: %q", eventComponent(ev), ev.Type, ev.Reason, ev.InvolvedObject.Name, ev.Message)
 	if got := waitObjectCause(t, s, ns, "Pod", ev.InvolvedObject.Name, "Failed"); got != "image_registry_unreachable" {
 		t.Errorf("kubecause calls Failed %q %s, want image_registry_unreachable", ev.Message, got)

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/e2e/scenarios"
 	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/causes/corpus"
 )
@@ -31,7 +32,7 @@ func TestRealNode(t *testing.T) {
 		t.Skipf("this host cannot run a real node: %v", err)
 	}
 	ctx := testContext(t)
-	scenarios := framework.RealScenarios()
+	scs := scenarios.RealScenarios()
 	var node *framework.Node
 	// Registered first, so it runs after the stack's cleanup stopped the node: nothing of the
 	// node may be left on the host (another node may run beside it).
@@ -49,7 +50,7 @@ func TestRealNode(t *testing.T) {
 	// the mixin's order with it, so that the inhibiting one fires first, as in production: the
 	// per-pod start alerts and the incident (10m and 5m there, 10 s and the 5 s cap here),
 	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
-	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: framework.Namespaces(scenarios), ShippedRoute: true,
+	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: scenarios.Namespaces(scs), ShippedRoute: true,
 		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
 			"KubecausePodEvicted": podEvictedFor},
 		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of
@@ -58,22 +59,22 @@ func TestRealNode(t *testing.T) {
 		AlertResendDelay: 10 * time.Second})
 	node = s.Node
 	t.Logf("node %s: cgroup root %s, bridge %s, pod subnet %s", node.Name, node.CgroupRoot, node.Bridge, node.PodSubnet)
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		check(t, sc.Play(ctx, s))
 	}
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		t.Run(sc.ID+"/fires", func(t *testing.T) { realFires(t, s, sc) })
 	}
 	recordRealMessages(t, s)
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		check(t, sc.Fix(ctx, s))
 	}
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		t.Run(sc.ID+"/resolves", func(t *testing.T) { realResolves(t, s, sc) })
 	}
 	// Scenarios that change the node for every pod: each played, checked and fixed alone; their
 	// resolutions are awaited together.
-	nodeScenarios := framework.RealNodeScenarios()
+	nodeScenarios := scenarios.RealNodeScenarios()
 	for _, sc := range nodeScenarios {
 		check(t, s.Cluster.EnsureNamespaces(ctx, sc.Namespace))
 		check(t, sc.Play(ctx, s))
@@ -99,7 +100,7 @@ const podEvictedFor = 15 * time.Second
 
 // realFires checks that the components wrote the scenario's Events, kubecause's cause and
 // exact count for each, and the alerts the pager receives.
-func realFires(t *testing.T, s *framework.Stack, sc framework.Scenario) {
+func realFires(t *testing.T, s *framework.Stack, sc scenarios.Scenario) {
 	t.Logf("%s: %s", sc.ID, sc.Title)
 	for _, e := range sc.Expect {
 		ns := sc.Namespace
@@ -127,7 +128,7 @@ func realFires(t *testing.T, s *framework.Stack, sc framework.Scenario) {
 }
 
 // alertsQuery counts the firing alerts of Prometheus matching a.
-func alertsQuery(a framework.ExpectedAlert) string {
+func alertsQuery(a scenarios.ExpectedAlert) string {
 	sel := []string{`alertstate="firing"`}
 	for k, v := range a.Match() {
 		sel = append(sel, fmt.Sprintf("%s=%q", k, v))
@@ -152,7 +153,7 @@ func waitMuted(s *framework.Stack, match map[string]string) (framework.Alertmana
 }
 
 // realResolves waits until every alert of the scenario resolved after its fix.
-func realResolves(t *testing.T, s *framework.Stack, sc framework.Scenario) {
+func realResolves(t *testing.T, s *framework.Stack, sc scenarios.Scenario) {
 	for _, a := range sc.Alerts {
 		got, err := s.Webhook.WaitResolved(resolveTimeout, a.Match())
 		check(t, err)
@@ -190,7 +191,7 @@ func occurrences(ev corev1.Event) int {
 
 // waitRealEvent waits for an Event with e's reason on e's object (any object of e.Kind when
 // e.Object is "*") in ns, written by a component, and returns it.
-func waitRealEvent(t *testing.T, s *framework.Stack, ns string, e framework.RealEvent) corev1.Event {
+func waitRealEvent(t *testing.T, s *framework.Stack, ns string, e scenarios.RealEvent) corev1.Event {
 	t.Helper()
 	var found corev1.Event
 	err := framework.Poll(context.Background(), 3*time.Minute, func() (bool, error) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/e2e/scenarios"
 )
 
 // TestSeedScenarios plays every seed scenario with an Event or state signal into one cluster,
@@ -31,14 +32,14 @@ import (
 // rule of every group (the 1m SLO groups too) has evaluated without error on both.
 func TestSeedScenarios(t *testing.T) {
 	ctx := testContext(t)
-	scenarios := framework.SeedScenarios()
-	s := startStack(t, framework.StackOptions{Namespaces: framework.Namespaces(scenarios), Prometheus3: true, InhibitRules: true})
+	scs := scenarios.SeedScenarios()
+	s := startStack(t, framework.StackOptions{Namespaces: scenarios.Namespaces(scs), Prometheus3: true, InhibitRules: true})
 	owners := &podOwners{client: s.Cluster.Client, of: map[string]workloadRef{}}
 	s.Objects.PodOwners = owners.create
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		check(t, sc.Play(ctx, s))
 	}
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		t.Run(sc.ID+"/fires", func(t *testing.T) {
 			t.Logf("%s: %s", sc.ID, sc.Title)
 			for _, pg := range s.Pagers {
@@ -55,10 +56,10 @@ func TestSeedScenarios(t *testing.T) {
 			}
 		})
 	}
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		check(t, sc.Fix(ctx, s))
 	}
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		t.Run(sc.ID+"/resolves", func(t *testing.T) {
 			for _, pg := range s.Pagers {
 				t.Run(pg.Name, func(t *testing.T) {
@@ -82,7 +83,7 @@ func TestSeedScenarios(t *testing.T) {
 				continue
 			}
 			expected := false
-			for _, sc := range scenarios {
+			for _, sc := range scs {
 				for _, a := range sc.Alerts {
 					expected = expected || labelsInclude(n.Labels, a.Match())
 				}
@@ -101,7 +102,7 @@ func TestSeedScenarios(t *testing.T) {
 // expectPaged waits for each alert on pg's pager and checks what the on-call reads: severity,
 // summary, description, the runbook section and, on pod alerts, the pod's node and owning
 // workload.
-func expectPaged(ctx context.Context, t *testing.T, s *framework.Stack, pg *framework.Pager, alerts []framework.ExpectedAlert, owners *podOwners) {
+func expectPaged(ctx context.Context, t *testing.T, s *framework.Stack, pg *framework.Pager, alerts []scenarios.ExpectedAlert, owners *podOwners) {
 	t.Helper()
 	for _, a := range alerts {
 		got, err := pg.Webhook.WaitFiring(alertTimeout, a.Match())
@@ -145,7 +146,7 @@ func expectPaged(ctx context.Context, t *testing.T, s *framework.Stack, pg *fram
 
 // pagedOnce: the incident of alert a paged once on pg — one alert (for a pod alert: one alert of
 // any name for that pod) that started firing once (never resolved and fired again).
-func pagedOnce(t *testing.T, pg *framework.Pager, a framework.ExpectedAlert) {
+func pagedOnce(t *testing.T, pg *framework.Pager, a scenarios.ExpectedAlert) {
 	t.Helper()
 	match := a.Match()
 	if pod := a.Labels["pod"]; pod != "" {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/e2e/scenarios"
 )
 
 func main() {
@@ -53,16 +54,16 @@ func run(promAddr, amAddr, kcAddr string, maxFor, wait time.Duration, exitAfter,
 			realNode = false
 		}
 	}
-	scenarios := framework.SeedScenarios()
+	scs := scenarios.SeedScenarios()
 	how := "Events written as the kubelet, controllers and scheduler write them"
 	if realNode {
 		how = "real failing pods: the kubelet, runtime, scheduler and controllers write the Events"
-		scenarios = framework.RealScenarios()
+		scs = scenarios.RealScenarios()
 	}
 	logf := func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }
 	fmt.Println("Starting the local chain (logs under " + dir + "/logs):")
 	s, err := framework.StartStack(ctx, framework.StackOptions{
-		WorkDir: dir, Namespaces: framework.Namespaces(scenarios), MaxFor: maxFor, Cluster: "demo", RealNode: realNode,
+		WorkDir: dir, Namespaces: scenarios.Namespaces(scs), MaxFor: maxFor, Cluster: "demo", RealNode: realNode,
 		PrometheusListen: promAddr, AlertmanagerListen: amAddr, KubecauseListen: kcAddr, ServeRunbooks: true, Logf: logf,
 	})
 	if err != nil {
@@ -78,7 +79,7 @@ func run(promAddr, amAddr, kcAddr string, maxFor, wait time.Duration, exitAfter,
 	}
 
 	fmt.Printf("\nPlaying the seed scenarios (%s):\n", how)
-	for _, sc := range scenarios {
+	for _, sc := range scs {
 		if err := sc.Play(ctx, s); err != nil {
 			return fmt.Errorf("%s: %w", sc.ID, err)
 		}
@@ -86,8 +87,8 @@ func run(promAddr, amAddr, kcAddr string, maxFor, wait time.Duration, exitAfter,
 	}
 
 	fmt.Printf("\nWaiting up to %s for the alerts to reach Alertmanager …\n", wait)
-	var expected []framework.ExpectedAlert
-	for _, sc := range scenarios {
+	var expected []scenarios.ExpectedAlert
+	for _, sc := range scs {
 		expected = append(expected, sc.Alerts...)
 	}
 	_ = s.Webhook.WaitFor(wait, func(w *framework.Webhook) bool {

@@ -1,88 +1,22 @@
-package framework
+package scenarios
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubecause/kubecause/e2e/framework"
 )
-
-// Occurrences is an expected value of kubecause_events_total.
-type Occurrences struct {
-	Namespace, Kind, Reason, Cause string
-	Count                          float64
-}
-
-// Selector is the PromQL selector of the expectation (summed over component and type).
-func (o Occurrences) Selector() string {
-	return fmt.Sprintf(`sum(kubecause_events_total{namespace=%q,kind=%q,reason=%q,cause=%q})`, o.Namespace, o.Kind, o.Reason, o.Cause)
-}
-
-// ExpectedAlert is an alert the pager must receive for a scenario.
-type ExpectedAlert struct {
-	Name   string
-	Labels map[string]string // must all be present with these values
-	// Runbook is the page (lower-case alert name) and, for cause alerts, "#<cause>".
-	Runbook string
-}
-
-// Match returns the labels that identify the alert among all notifications.
-func (a ExpectedAlert) Match() map[string]string {
-	m := map[string]string{"alertname": a.Name}
-	for k, v := range a.Labels {
-		m[k] = v
-	}
-	return m
-}
-
-// RunbookOK reports whether url points at the expected runbook page (and section).
-func (a ExpectedAlert) RunbookOK(url string) bool {
-	return strings.HasSuffix(url, "/"+a.Runbook)
-}
-
-// Scenario is one seed scenario. The written suite, the real node and the demo play the same
-// type: Play breaks a workload, Fix repairs or removes it, and the pager must get Alerts.
-// Who writes the Events decides which expectation it carries: a written scenario (SeedScenarios)
-// writes them as the kubelet, the scheduler and the controllers would, and knows their exact
-// Occurrences; on the real node (RealScenarios, RealNodeScenarios) the kubelet, the runtime, the
-// scheduler or the controllers write them, and Expect names the Events they must write.
-type Scenario struct {
-	ID, Title string
-	// Namespace holds the scenario's objects, and nothing else, so its Events can be summed.
-	Namespace string
-	Play      func(ctx context.Context, s *Stack) error
-	// Fix makes the state healthy again (the alerts must resolve).
-	Fix func(ctx context.Context, s *Stack) error
-	// Occurrences are the exact kubecause_events_total of a written scenario.
-	Occurrences []Occurrences
-	// Expect are the Events a component must write on the real node, and kubecause's cause for
-	// each.
-	Expect []RealEvent
-	// Alerts must reach the pager (labels are a subset match) and resolve after Fix.
-	Alerts []ExpectedAlert
-	// Inhibited fire in Prometheus while the scenario is broken, and Alertmanager holds each
-	// muted by the shipped inhibition rules (by an alert of Alerts): the pager does not get them.
-	Inhibited []ExpectedAlert
-	// Queries are what a user sees in Prometheus while the scenario is broken (each must reach
-	// its value) and after Fix (Fixed).
-	Queries, Fixed []PromExpect
-}
-
-// PromExpect is a PromQL expression and the value its single sample must take.
-type PromExpect struct {
-	Expr string
-	Want float64
-}
 
 type podPlay struct {
 	ns, name, node string
-	opts           PodOptions
+	opts           framework.PodOptions
 }
 
-func (p podPlay) create(ctx context.Context, s *Stack) (*corev1.Pod, error) {
+func (p podPlay) create(ctx context.Context, s *framework.Stack) (*corev1.Pod, error) {
 	o := p.opts
 	if o.Node == "" && p.node != "" {
 		o.Node = p.node
@@ -90,7 +24,7 @@ func (p podPlay) create(ctx context.Context, s *Stack) (*corev1.Pod, error) {
 	return s.Objects.CreatePod(ctx, p.ns, p.name, o)
 }
 
-func (s *Stack) pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+func getPod(ctx context.Context, s *framework.Stack, ns, name string) (*corev1.Pod, error) {
 	return s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
@@ -99,7 +33,7 @@ func (s *Stack) pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
 func kubeletScenario(id, title, ns, pod, node, waiting string, events [][3]string, counts []int32, occ []Occurrences, alerts []ExpectedAlert) Scenario {
 	return Scenario{
 		ID: id, Title: title, Namespace: ns, Occurrences: occ, Alerts: alerts,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			p, err := podPlay{ns: ns, name: pod, node: node}.create(ctx, s)
 			if err != nil {
 				return err
@@ -112,9 +46,9 @@ func kubeletScenario(id, title, ns, pod, node, waiting string, events [][3]strin
 			if err != nil {
 				return err
 			}
-			k := Kubelet(s.Cluster.Client, node)
+			k := framework.Kubelet(s.Cluster.Client, node)
 			for i, e := range events {
-				ev, err := k.Emit(ctx, PodRef(p), e[0], e[1], e[2])
+				ev, err := k.Emit(ctx, framework.PodRef(p), e[0], e[1], e[2])
 				if err != nil {
 					return err
 				}
@@ -126,8 +60,8 @@ func kubeletScenario(id, title, ns, pod, node, waiting string, events [][3]strin
 			}
 			return nil
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
-			p, err := s.pod(ctx, ns, pod)
+		Fix: func(ctx context.Context, s *framework.Stack) error {
+			p, err := getPod(ctx, s, ns, pod)
 			if err != nil {
 				return err
 			}
@@ -221,19 +155,19 @@ func s2() Scenario {
 	const ns, claim = "istio-system", "data-mspider-mcpc-etcd-0"
 	return Scenario{
 		ID: "S2", Title: "hosted mesh etcd PVC: no StorageClass", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			pvc, err := s.Objects.CreatePVC(ctx, ns, claim, nil)
 			if err != nil {
 				return err
 			}
-			rec := &Recorder{Client: s.Cluster.Client, Component: "persistentvolume-controller"}
-			ev, err := rec.Emit(ctx, Ref(pvc, "PersistentVolumeClaim", "v1"), warning, "FailedBinding", `no persistent volumes available for this claim and no storage class is set`)
+			rec := &framework.Recorder{Client: s.Cluster.Client, Component: "persistentvolume-controller"}
+			ev, err := rec.Emit(ctx, framework.Ref(pvc, "PersistentVolumeClaim", "v1"), warning, "FailedBinding", `no persistent volumes available for this claim and no storage class is set`)
 			if err != nil {
 				return err
 			}
 			return ev.SetCount(ctx, 5)
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			pvc, err := s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -252,11 +186,11 @@ func s3() Scenario {
 	const ns, svc = "istio-system", "istiod-mesh-1-hosted-lb"
 	return Scenario{
 		ID: "S3", Title: "istiod hosted LoadBalancer without an address", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			_, err := s.Objects.CreateService(ctx, ns, svc, true, map[string]string{"app": "istiod-mesh-1-hosted"}, 15012, 15017)
 			return err
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			cur, err := s.Cluster.Client.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -268,29 +202,16 @@ func s3() Scenario {
 	}
 }
 
-// Namespaces lists the namespaces the scenarios use.
-func Namespaces(sc []Scenario) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range sc {
-		if !seen[s.Namespace] {
-			seen[s.Namespace] = true
-			out = append(out, s.Namespace)
-		}
-	}
-	return out
-}
-
 // S18: the root disk is full; the kubelet evicts pods (DiskPressure).
 func s18() Scenario {
 	const ns = "logging"
 	pods := []string{"fluentd-5x7kq", "fluentd-9m2wd"}
 	return Scenario{
 		ID: "S18", Title: "node root disk full: pods evicted (DiskPressure)", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
-			k := Kubelet(s.Cluster.Client, "worker-8")
+		Play: func(ctx context.Context, s *framework.Stack) error {
+			k := framework.Kubelet(s.Cluster.Client, "worker-8")
 			for _, name := range pods {
-				p, err := s.Objects.CreatePod(ctx, ns, name, PodOptions{Node: "worker-8", Containers: []string{"fluentd"}})
+				p, err := s.Objects.CreatePod(ctx, ns, name, framework.PodOptions{Node: "worker-8", Containers: []string{"fluentd"}})
 				if err != nil {
 					return err
 				}
@@ -298,14 +219,14 @@ func s18() Scenario {
 				if p, err = s.Objects.SetEvicted(ctx, p, msg); err != nil {
 					return err
 				}
-				if _, err := k.Emit(ctx, PodRef(p), warning, "Evicted", msg); err != nil {
+				if _, err := k.Emit(ctx, framework.PodRef(p), warning, "Evicted", msg); err != nil {
 					return err
 				}
 			}
 			return nil
 		},
 		// Evicted pods are cleaned up once the disk is freed.
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			for _, name := range pods {
 				if err := s.Cluster.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 					return err
@@ -324,7 +245,7 @@ func s19() Scenario {
 	const ns, claim = "apps", "data-old-mysql-0"
 	return Scenario{
 		ID: "S19", Title: "PVC stuck Terminating (finalizer)", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			sc := "local-path"
 			pvc, err := s.Objects.CreatePVC(ctx, ns, claim, &sc)
 			if err != nil {
@@ -337,7 +258,7 @@ func s19() Scenario {
 			return s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{})
 		},
 		// The pod using it is gone: the protection controller removes the finalizer.
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			patch := []byte(`{"metadata":{"finalizers":null}}`)
 			_, err := s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, claim, types.MergePatchType, patch, metav1.PatchOptions{})
 			return err
@@ -346,3 +267,5 @@ func s19() Scenario {
 			Runbook: "kubecausepvcstuckterminating.md"}},
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

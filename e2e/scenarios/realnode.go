@@ -1,4 +1,4 @@
-package framework
+package scenarios
 
 import (
 	"context"
@@ -16,19 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-)
 
-// RealEvent is an Event a real component writes about Object in the scenario's namespace, or in
-// Namespace when set (a Node's Events are in "default").
-type RealEvent struct {
-	Kind, Object, Reason string
-	// Cause is what kubecause must call it.
-	Cause     string
-	Namespace string
-	// Message, when set, is text the component's message must contain: which of the
-	// component's wordings for the reason the scenario is about.
-	Message string
-}
+	"github.com/kubecause/kubecause/e2e/framework"
+)
 
 // RealScenarios are the seed scenarios this host can make real (docs/e2e.md lists the others).
 func RealScenarios() []Scenario {
@@ -55,7 +45,7 @@ func pod(ns, name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 			DNSPolicy:                     corev1.DNSDefault,
 			TerminationGracePeriodSeconds: ptr(int64(1)),
 			Containers: []corev1.Container{{
-				Name: "main", Image: TestappImage, ImagePullPolicy: corev1.PullIfNotPresent,
+				Name: "main", Image: framework.TestappImage, ImagePullPolicy: corev1.PullIfNotPresent,
 			}},
 		},
 	}
@@ -65,7 +55,7 @@ func pod(ns, name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 	return p
 }
 
-func createPod(ctx context.Context, s *Stack, p *corev1.Pod) error {
+func createPod(ctx context.Context, s *framework.Stack, p *corev1.Pod) error {
 	_, err := s.Cluster.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
@@ -73,24 +63,24 @@ func createPod(ctx context.Context, s *Stack, p *corev1.Pod) error {
 	return nil
 }
 
-func deletePod(ctx context.Context, s *Stack, ns, name string) error {
+func deletePod(ctx context.Context, s *framework.Stack, ns, name string) error {
 	return s.Cluster.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
 }
 
 // deletePodAndWait deletes a pod and waits until it is gone (its name free again).
-func deletePodAndWait(ctx context.Context, s *Stack, ns, name string) error {
+func deletePodAndWait(ctx context.Context, s *framework.Stack, ns, name string) error {
 	if err := deletePod(ctx, s, ns, name); err != nil {
 		return err
 	}
-	return Poll(ctx, 60e9, func() (bool, error) {
+	return framework.Poll(ctx, 60e9, func() (bool, error) {
 		_, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 }
 
 // waitPodRunning waits until the pod runs.
-func waitPodRunning(ctx context.Context, s *Stack, ns, name string, timeout time.Duration) error {
-	err := Poll(ctx, timeout, func() (bool, error) {
+func waitPodRunning(ctx context.Context, s *framework.Stack, ns, name string, timeout time.Duration) error {
+	err := framework.Poll(ctx, timeout, func() (bool, error) {
 		p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && p.Status.Phase == corev1.PodRunning, nil
 	})
@@ -105,7 +95,7 @@ func realS1() Scenario {
 	const ns, deploy, cm = "real-s1", "app", "app-config"
 	return Scenario{
 		ID: "S1", Title: "ConfigMap missing (Deployment)", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			tmpl := pod(ns, "", func(p *corev1.Pod) {
 				p.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{
 					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}}}
@@ -113,7 +103,7 @@ func realS1() Scenario {
 			})
 			return createDeployment(ctx, s, ns, deploy, 1, tmpl.Spec)
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			_, err := s.Cluster.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: cm, Namespace: ns}, Data: map[string]string{"app.yaml": "ok: true\n"}}, metav1.CreateOptions{})
 			return err
@@ -134,7 +124,7 @@ func realQuota() Scenario {
 	const ns, deploy, quota = "real-quota", "web", "pods-quota"
 	return Scenario{
 		ID: "QUOTA", Title: "ResourceQuota exhausted (Deployment)", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			if _, err := s.Cluster.Client.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{
 				ObjectMeta: metav1.ObjectMeta{Name: quota, Namespace: ns},
 				Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}},
@@ -143,7 +133,7 @@ func realQuota() Scenario {
 			}
 			return createDeployment(ctx, s, ns, deploy, 2, pod(ns, "").Spec)
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			sc, err := s.Cluster.Client.AppsV1().Deployments(ns).GetScale(ctx, deploy, metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -172,7 +162,7 @@ func realS6() Scenario {
 	}
 	return Scenario{
 		ID: "S6", Title: "readiness probes refused (sidecar and application)", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			if err := createPod(ctx, s, pod(ns, sidecar, func(p *corev1.Pod) {
 				p.Spec.Containers[0].Args = []string{"-listen=:8080"}
 				p.Spec.Containers[0].ReadinessProbe = probe(15021, "/healthz/ready")
@@ -184,7 +174,7 @@ func realS6() Scenario {
 				p.Spec.Containers[0].ReadinessProbe = probe(9090, "")
 			}))
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			if err := deletePod(ctx, s, ns, sidecar); err != nil {
 				return err
 			}
@@ -201,17 +191,17 @@ func realS6() Scenario {
 // podScenario is one broken pod that the fix deletes: mutate breaks it (it may read the stack,
 // e.g. for a registry's address), the component writes an Event of reason with cause about it,
 // and alert (if any) pages with the cause's runbook section.
-func podScenario(id, title, ns, name string, mutate func(*Stack, *corev1.Pod) error, reason, cause, alert string) Scenario {
+func podScenario(id, title, ns, name string, mutate func(*framework.Stack, *corev1.Pod) error, reason, cause, alert string) Scenario {
 	sc := Scenario{
 		ID: id, Title: title, Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			p := pod(ns, name)
 			if err := mutate(s, p); err != nil {
 				return err
 			}
 			return createPod(ctx, s, p)
 		},
-		Fix:    func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, name) },
+		Fix:    func(ctx context.Context, s *framework.Stack) error { return deletePod(ctx, s, ns, name) },
 		Expect: []RealEvent{{Kind: "Pod", Object: name, Reason: reason, Cause: cause}},
 	}
 	if alert != "" {
@@ -221,7 +211,7 @@ func podScenario(id, title, ns, name string, mutate func(*Stack, *corev1.Pod) er
 }
 
 // createDeployment creates a Deployment of replicas pods with spec, selected by app=name.
-func createDeployment(ctx context.Context, s *Stack, ns, name string, replicas int32, spec corev1.PodSpec) error {
+func createDeployment(ctx context.Context, s *framework.Stack, ns, name string, replicas int32, spec corev1.PodSpec) error {
 	sel := map[string]string{"app": name}
 	_, err := s.Cluster.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -239,7 +229,7 @@ func container(p *corev1.Pod) *corev1.Container { return &p.Spec.Containers[0] }
 
 // S11: limits.memory written as 1024m (1.024 bytes): the runtime cannot create the sandbox.
 func realS11() Scenario {
-	return podScenario("S11", "memory limit 1024m", "real-s11", "milli-memory", func(_ *Stack, p *corev1.Pod) error {
+	return podScenario("S11", "memory limit 1024m", "real-s11", "milli-memory", func(_ *framework.Stack, p *corev1.Pod) error {
 		container(p).Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1024m")}
 		return nil
 	}, "FailedCreatePodSandBox", "memory_limit_too_small", "KubecausePodSandboxFailing")
@@ -247,7 +237,7 @@ func realS11() Scenario {
 
 // A container whose command does not exist in its image.
 func realCommandNotFound() Scenario {
-	return podScenario("CMD", "command not found", "real-cmd", "no-such-command", func(_ *Stack, p *corev1.Pod) error {
+	return podScenario("CMD", "command not found", "real-cmd", "no-such-command", func(_ *framework.Stack, p *corev1.Pod) error {
 		container(p).Command = []string{"/nonexistent"}
 		return nil
 	}, "Failed", "container_command_not_found", "KubecauseContainerFailing")
@@ -255,7 +245,7 @@ func realCommandNotFound() Scenario {
 
 // S4: the process exhausts its own open-file limit and panics; the kubelet backs off.
 func realS4() Scenario {
-	return podScenario("S4", "too many open files, panic, crash loop", "real-s4", "too-many-open-files", func(_ *Stack, p *corev1.Pod) error {
+	return podScenario("S4", "too many open files, panic, crash loop", "real-s4", "too-many-open-files", func(_ *framework.Stack, p *corev1.Pod) error {
 		container(p).Args = []string{"-open-files", "-nofile=64"}
 		return nil
 	}, "BackOff", "crash_loop_backoff", "KubecauseContainerFailing")
@@ -263,7 +253,7 @@ func realS4() Scenario {
 
 // S12: an image tag that the (local) registry does not have.
 func realS12NotFound() Scenario {
-	return podScenario("S12a", "image not found in the registry", "real-s12-notfound", "missing-tag", func(s *Stack, p *corev1.Pod) error {
+	return podScenario("S12a", "image not found in the registry", "real-s12-notfound", "missing-tag", func(s *framework.Stack, p *corev1.Pod) error {
 		container(p).Image = s.Registry.Addr + "/kubecause/testapp:no-such-tag"
 		return nil
 	}, "Failed", "image_not_found", "KubecausePodImagePullFailing")
@@ -271,7 +261,7 @@ func realS12NotFound() Scenario {
 
 // S12: the registry needs credentials the pod does not have.
 func realS12Auth() Scenario {
-	return podScenario("S12c", "registry auth required", "real-s12-auth", "no-pull-secret", func(s *Stack, p *corev1.Pod) error {
+	return podScenario("S12c", "registry auth required", "real-s12-auth", "no-pull-secret", func(s *framework.Stack, p *corev1.Pod) error {
 		container(p).Image = s.AuthRegistry.Addr + "/kubecause/testapp:e2e"
 		return nil
 	}, "Failed", "image_auth_failed", "KubecausePodImagePullFailing")
@@ -279,8 +269,8 @@ func realS12Auth() Scenario {
 
 // S12: the registry cannot be reached (nothing listens on its port).
 func realS12Unreachable() Scenario {
-	return podScenario("S12b", "registry unreachable", "real-s12-unreachable", "registry-down", func(_ *Stack, p *corev1.Pod) error {
-		port, err := FreePort()
+	return podScenario("S12b", "registry unreachable", "real-s12-unreachable", "registry-down", func(_ *framework.Stack, p *corev1.Pod) error {
+		port, err := framework.FreePort()
 		container(p).Image = fmt.Sprintf("127.0.0.1:%d/kubecause/testapp:e2e", port)
 		return err
 	}, "Failed", "image_registry_unreachable", "KubecausePodImagePullFailing")
@@ -290,7 +280,7 @@ func realS12Unreachable() Scenario {
 // setting for it). The open registry is named by another host, localhost:port, whose hosts.toml
 // says https, as containerd assumes for any registry off the loopback.
 func realS12Insecure() Scenario {
-	return podScenario("S12d", "plain-HTTP registry, runtime expects HTTPS", "real-s12-insecure", "insecure-registry", func(s *Stack, p *corev1.Pod) error {
+	return podScenario("S12d", "plain-HTTP registry, runtime expects HTTPS", "real-s12-insecure", "insecure-registry", func(s *framework.Stack, p *corev1.Pod) error {
 		_, port, err := net.SplitHostPort(s.Registry.Addr)
 		if err != nil {
 			return err
@@ -303,7 +293,7 @@ func realS12Insecure() Scenario {
 
 // FailedScheduling from the real scheduler: more CPU than the node has.
 func realSchedulingCPU() Scenario {
-	return podScenario("SCHED-CPU", "insufficient CPU", "real-sched-cpu", "fifty-cpus", func(_ *Stack, p *corev1.Pod) error {
+	return podScenario("SCHED-CPU", "insufficient CPU", "real-sched-cpu", "fifty-cpus", func(_ *framework.Stack, p *corev1.Pod) error {
 		container(p).Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50")}
 		return nil
 	}, "FailedScheduling", "scheduling_insufficient_resources", "KubecausePodUnschedulable")
@@ -311,7 +301,7 @@ func realSchedulingCPU() Scenario {
 
 // FailedScheduling from the real scheduler: a node selector no node matches.
 func realSchedulingSelector() Scenario {
-	return podScenario("SCHED-SEL", "node selector matches no node", "real-sched-selector", "wrong-zone", func(_ *Stack, p *corev1.Pod) error {
+	return podScenario("SCHED-SEL", "node selector matches no node", "real-sched-selector", "wrong-zone", func(_ *framework.Stack, p *corev1.Pod) error {
 		p.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "nowhere"}
 		return nil
 	}, "FailedScheduling", "scheduling_node_selector_mismatch", "KubecausePodUnschedulable")
@@ -323,11 +313,11 @@ func realS3() Scenario {
 	const ns, svc = "real-s3", "istiod-hosted-lb"
 	return Scenario{
 		ID: "S3", Title: "LoadBalancer Service without an address", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			_, err := s.Objects.CreateService(ctx, ns, svc, true, map[string]string{"app": svc}, 15012, 15017)
 			return err
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			return s.Cluster.Client.CoreV1().Services(ns).Delete(ctx, svc, metav1.DeleteOptions{})
 		},
 		Alerts: []ExpectedAlert{{Name: "KubecauseLoadBalancerNoAddress", Labels: map[string]string{"namespace": ns, "service": svc},
@@ -338,7 +328,7 @@ func realS3() Scenario {
 // S18: a container writes more than its ephemeral-storage limit; the kubelet evicts the pod.
 func realS18() Scenario {
 	const ns = "real-s18"
-	sc := podScenario("S18", "ephemeral-storage limit exceeded, evicted", ns, "fills-scratch", func(_ *Stack, p *corev1.Pod) error {
+	sc := podScenario("S18", "ephemeral-storage limit exceeded, evicted", ns, "fills-scratch", func(_ *framework.Stack, p *corev1.Pod) error {
 		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 		c := container(p)
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
@@ -367,7 +357,7 @@ func realS18DiskPressure() Scenario {
 	const ns, name = "real-s18-pressure", "disk-hog"
 	return Scenario{
 		ID: "S18-PRESSURE", Title: "node under DiskPressure, pods evicted", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			if err := createPod(ctx, s, diskWriterPod(ns, name, 8)); err != nil {
 				return err
 			}
@@ -405,8 +395,8 @@ func diskWriterPod(ns, name string, mib int) *corev1.Pod {
 
 // fixDiskScenario restores the kubelet's threshold (and the node's images), deletes the pod and
 // waits until the node is without pressure.
-func fixDiskScenario(ns, name string) func(context.Context, *Stack) error {
-	return func(ctx context.Context, s *Stack) error {
+func fixDiskScenario(ns, name string) func(context.Context, *framework.Stack) error {
+	return func(ctx context.Context, s *framework.Stack) error {
 		if err := s.Node.SetDiskPressure(ctx, false); err != nil {
 			return err
 		}
@@ -419,8 +409,8 @@ func fixDiskScenario(ns, name string) func(context.Context, *Stack) error {
 
 // waitNoDiskPressure waits until the node has neither the DiskPressure condition nor its taint,
 // so the next node scenario's pod is admitted.
-func waitNoDiskPressure(ctx context.Context, s *Stack) error {
-	return Poll(ctx, 90e9, func() (bool, error) {
+func waitNoDiskPressure(ctx context.Context, s *framework.Stack) error {
+	return framework.Poll(ctx, 90e9, func() (bool, error) {
 		n, err := s.Cluster.Client.CoreV1().Nodes().Get(ctx, s.Node.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -449,7 +439,7 @@ func realS18LowOnDisk() Scenario {
 	const ns, name = "real-s18-low", "disk-filler"
 	return Scenario{
 		ID: "S18-LOW", Title: "node low on ephemeral-storage, the largest user evicted", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			if err := s.Node.SetDiskHeadroom(ctx, 128<<20); err != nil {
 				return err
 			}
@@ -468,11 +458,11 @@ func realS2() Scenario {
 	const ns, claim = "real-s2", "etcd-data"
 	return Scenario{
 		ID: "S2", Title: "PVC without StorageClass", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			_, err := s.Objects.CreatePVC(ctx, ns, claim, ptr(""))
 			return err
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			return s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{})
 		},
 		Expect: []RealEvent{{Kind: "PersistentVolumeClaim", Object: claim, Reason: "FailedBinding", Cause: "no_storage_class"}},
@@ -487,7 +477,7 @@ func realS5() Scenario {
 	const ns, static, ds = "real-s5", "static-crash", "agent"
 	return Scenario{
 		ID: "S5", Title: "static pod and DaemonSet crash-looping", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			manifest := fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -500,7 +490,7 @@ spec:
     image: %s
     imagePullPolicy: IfNotPresent
     args: ["-exit=1", "-after=1s"]
-`, static, ns, TestappImage)
+`, static, ns, framework.TestappImage)
 			if err := os.WriteFile(filepath.Join(s.Node.ManifestDir, static+".yaml"), []byte(manifest), 0o644); err != nil {
 				return err
 			}
@@ -515,7 +505,7 @@ spec:
 			_, err := s.Cluster.Client.AppsV1().DaemonSets(ns).Create(ctx, d, metav1.CreateOptions{})
 			return err
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			if err := os.Remove(filepath.Join(s.Node.ManifestDir, static+".yaml")); err != nil {
 				return err
 			}
@@ -545,7 +535,7 @@ func realS19() Scenario {
 	const ns, pv, claim, user = "real-s19", "real-s19-local", "data", "uses-data"
 	return Scenario{
 		ID: "S19", Title: "PVC stuck Terminating behind pvc-protection", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			dir := filepath.Join(s.Opts.WorkDir, "hostpath-pv")
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
@@ -586,7 +576,7 @@ func realS19() Scenario {
 			}
 			return s.Cluster.Client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{})
 		},
-		Fix: func(ctx context.Context, s *Stack) error { return deletePod(ctx, s, ns, user) },
+		Fix: func(ctx context.Context, s *framework.Stack) error { return deletePod(ctx, s, ns, user) },
 		Alerts: []ExpectedAlert{{Name: "KubecausePVCStuckTerminating", Labels: map[string]string{"namespace": ns, "persistentvolumeclaim": claim},
 			Runbook: "kubecausepvcstuckterminating.md"}},
 	}
@@ -598,7 +588,7 @@ func realS13() Scenario {
 	const ns, holder, next = "real-s13", "holder", "no-address"
 	return Scenario{
 		ID: "S13", Title: "CNI IP range exhausted", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			last, err := s.Node.LimitPodAddresses()
 			if err != nil {
 				return err
@@ -618,7 +608,7 @@ func realS13() Scenario {
 				if err := createPod(ctx, s, pod(ns, holder)); err != nil {
 					return err
 				}
-				if err := Poll(ctx, 120e9, func() (bool, error) {
+				if err := framework.Poll(ctx, 120e9, func() (bool, error) {
 					p, err := s.Cluster.Client.CoreV1().Pods(ns).Get(ctx, holder, metav1.GetOptions{})
 					if err != nil || p.Status.Phase != corev1.PodRunning {
 						return false, nil
@@ -631,7 +621,7 @@ func realS13() Scenario {
 			}
 			return createPod(ctx, s, pod(ns, next))
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			if err := s.Node.RestorePodAddresses(); err != nil {
 				return err
 			}
@@ -659,7 +649,7 @@ func realS15() Scenario {
 	const ns, name = "real-s15", "slow-net"
 	return Scenario{
 		ID: "S15", Title: "sandbox name still reserved: CNI slower than the runtime request timeout", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			if err := s.Node.SetSlowPodNetwork(ctx, true); err != nil {
 				return err
 			}
@@ -667,12 +657,12 @@ func realS15() Scenario {
 				return err
 			}
 			// containerd loads the changed chain in the background: the pod must reach the plugin.
-			if err := Poll(ctx, 120e9, func() (bool, error) { return s.Node.SlowPodNetworkHeld(), nil }); err != nil {
+			if err := framework.Poll(ctx, 120e9, func() (bool, error) { return s.Node.SlowPodNetworkHeld(), nil }); err != nil {
 				return fmt.Errorf("pod %s/%s never reached the slow CNI plugin: %w", ns, name, err)
 			}
 			return nil
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			if err := s.Node.SetSlowPodNetwork(ctx, false); err != nil {
 				return err
 			}
@@ -689,8 +679,8 @@ func realS15() Scenario {
 func realS17() Scenario {
 	return Scenario{
 		ID: "S17", Title: "kubelet stopped, node NotReady", Namespace: "default",
-		Play: func(ctx context.Context, s *Stack) error { return s.Node.StopKubelet() },
-		Fix: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error { return s.Node.StopKubelet() },
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			if err := s.Node.StartKubelet(); err != nil {
 				return err
 			}
@@ -708,7 +698,7 @@ func realS17() Scenario {
 // says OOMKilled, so the page names oom_killed (issue 25: without node-problem-detector).
 func realOOMKilled() Scenario {
 	const ns, name = "real-oom", "eats-memory"
-	sc := podScenario("OOM", "memory limit exceeded, OOM-killed, crash loop", ns, name, func(_ *Stack, p *corev1.Pod) error {
+	sc := podScenario("OOM", "memory limit exceeded, OOM-killed, crash loop", ns, name, func(_ *framework.Stack, p *corev1.Pod) error {
 		c := container(p)
 		c.Args = []string{"-alloc-mib=64"}
 		c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi")}
@@ -724,23 +714,23 @@ func realOOMKilled() Scenario {
 // every other pod's runtime is untouched.
 func realS10() Scenario {
 	const ns, name = "real-s10", "runtime-disk-full"
-	sc := podScenario("S10", "runtime data directory full (no space left on device)", ns, name, func(_ *Stack, p *corev1.Pod) error {
-		p.Spec.RuntimeClassName = ptr(SmallDiskRuntimeClass)
+	sc := podScenario("S10", "runtime data directory full (no space left on device)", ns, name, func(_ *framework.Stack, p *corev1.Pod) error {
+		p.Spec.RuntimeClassName = ptr(framework.SmallDiskRuntimeClass)
 		return nil
 	}, "FailedCreatePodSandBox", "disk_full", "KubecausePodSandboxFailing")
 	create := sc.Play
-	sc.Play = func(ctx context.Context, s *Stack) error {
+	sc.Play = func(ctx context.Context, s *framework.Stack) error {
 		if err := s.Node.FillSmallDisk(); err != nil {
 			return err
 		}
 		if _, err := s.Cluster.Client.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
-			ObjectMeta: metav1.ObjectMeta{Name: SmallDiskRuntimeClass}, Handler: SmallDiskRuntimeHandler}, metav1.CreateOptions{}); err != nil {
+			ObjectMeta: metav1.ObjectMeta{Name: framework.SmallDiskRuntimeClass}, Handler: framework.SmallDiskRuntimeHandler}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		return create(ctx, s)
 	}
 	del := sc.Fix
-	sc.Fix = func(ctx context.Context, s *Stack) error {
+	sc.Fix = func(ctx context.Context, s *framework.Stack) error {
 		if err := del(ctx, s); err != nil {
 			return err
 		}
@@ -750,18 +740,18 @@ func realS10() Scenario {
 }
 
 // S14: the runtime's shim dies while it creates the pod's sandbox: the pod's RuntimeClass selects
-// a runc that kills its shim when asked to create a container (ShimKillRuntimeHandler), so
+// a runc that kills its shim when asked to create a container (framework.ShimKillRuntimeHandler), so
 // containerd loses the shim's ttrpc connection in the middle of the sandbox's task creation.
 func realS14() Scenario {
 	const ns, name = "real-s14", "shim-killed"
-	sc := podScenario("S14", "the runtime shim killed while it creates the sandbox", ns, name, func(_ *Stack, p *corev1.Pod) error {
-		p.Spec.RuntimeClassName = ptr(ShimKillRuntimeClass)
+	sc := podScenario("S14", "the runtime shim killed while it creates the sandbox", ns, name, func(_ *framework.Stack, p *corev1.Pod) error {
+		p.Spec.RuntimeClassName = ptr(framework.ShimKillRuntimeClass)
 		return nil
 	}, "FailedCreatePodSandBox", "runtime_shim_error", "KubecausePodSandboxFailing")
 	create := sc.Play
-	sc.Play = func(ctx context.Context, s *Stack) error {
+	sc.Play = func(ctx context.Context, s *framework.Stack) error {
 		if _, err := s.Cluster.Client.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
-			ObjectMeta: metav1.ObjectMeta{Name: ShimKillRuntimeClass}, Handler: ShimKillRuntimeHandler}, metav1.CreateOptions{}); err != nil {
+			ObjectMeta: metav1.ObjectMeta{Name: framework.ShimKillRuntimeClass}, Handler: framework.ShimKillRuntimeHandler}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		return create(ctx, s)
@@ -777,7 +767,7 @@ func realS10Pull() Scenario {
 	const ns, name = "real-s10-pull", "pull-disk-full"
 	return Scenario{
 		ID: "S10-PULL", Title: "image pull into a full runtime disk (no space left on device)", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			img, err := s.Testapp.Variant("s10-pull")
 			if err != nil {
 				return err
@@ -791,7 +781,7 @@ func realS10Pull() Scenario {
 			}
 			return createPod(ctx, s, pod(ns, name, func(p *corev1.Pod) { container(p).Image = ref }))
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			if err := s.Node.FreeContentStore(); err != nil {
 				return err
 			}
@@ -808,8 +798,8 @@ func realS10Pull() Scenario {
 func realSchedulingTaint() Scenario {
 	const ns, name = "real-sched-taint", "no-toleration"
 	taint := corev1.Taint{Key: "kubecause.io/e2e-maintenance", Value: "true", Effect: corev1.TaintEffectNoSchedule}
-	setTaint := func(ctx context.Context, s *Stack, on bool) error {
-		return Poll(ctx, 30e9, func() (bool, error) {
+	setTaint := func(ctx context.Context, s *framework.Stack, on bool) error {
+		return framework.Poll(ctx, 30e9, func() (bool, error) {
 			node, err := s.Cluster.Client.CoreV1().Nodes().Get(ctx, s.Node.Name, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
@@ -830,13 +820,13 @@ func realSchedulingTaint() Scenario {
 	}
 	return Scenario{
 		ID: "SCHED-TAINT", Title: "untolerated NoSchedule taint", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			if err := setTaint(ctx, s, true); err != nil {
 				return fmt.Errorf("tainting node %s: %w", s.Node.Name, err)
 			}
 			return createPod(ctx, s, pod(ns, name))
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			if err := setTaint(ctx, s, false); err != nil {
 				return fmt.Errorf("removing the taint of node %s: %w", s.Node.Name, err)
 			}
@@ -866,7 +856,7 @@ func realS7() Scenario {
 	sel := map[string]string{"app": hosted}
 	return Scenario{
 		ID: "S7", Title: "istiod-remote endpoints: a static address instead of the hosted istiod's pod IP", Namespace: ns,
-		Play: func(ctx context.Context, s *Stack) error {
+		Play: func(ctx context.Context, s *framework.Stack) error {
 			tmpl := pod(ns, "", func(p *corev1.Pod) { p.Spec.Containers[0].Args = []string{"-listen=:15012"} })
 			if err := createDeployment(ctx, s, ns, hosted, 1, tmpl.Spec); err != nil {
 				return err
@@ -880,7 +870,7 @@ func realS7() Scenario {
 			_, err := s.Objects.ApplyEndpointSlice(ctx, ns, remote, []string{wrong}, 15012, 15017)
 			return err
 		},
-		Fix: func(ctx context.Context, s *Stack) error {
+		Fix: func(ctx context.Context, s *framework.Stack) error {
 			slices := s.Cluster.Client.DiscoveryV1().EndpointSlices(ns)
 			list, err := slices.List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + remote})
 			if err != nil {
