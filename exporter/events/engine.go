@@ -94,7 +94,7 @@ type Engine struct {
 	normal  map[string]bool
 	m       *metrics
 	mu      sync.Mutex
-	events  map[uidKey]tracked
+	events  *eventTable
 	tombs   map[uint64]tombstone
 	tombQ   []uint64 // insertion order of tombs, to bound them
 	view    *view
@@ -228,7 +228,7 @@ func New(cfg Config) *Engine {
 	e := &Engine{
 		cfg:    cfg,
 		normal: map[string]bool{},
-		events: map[uidKey]tracked{},
+		events: newEventTable(),
 		tombs:  map[uint64]tombstone{},
 		view:   newView(cfg.MaxObjectSeries, cfg.MaxTargets),
 		strs:   map[string]string{},
@@ -387,7 +387,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 		}
 	}
 	n := Occurrences(ev)
-	t, known := e.events[k]
+	t, known := e.events.get(k)
 	if known && t.count == n {
 		return observed{key: k, state: true} // resync or a change that is no new occurrence
 	}
@@ -467,8 +467,8 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 		}
 	}
 	t.view = i
-	e.events[k] = t
-	e.m.state(len(e.events), e.view.len(), len(e.view.targets))
+	e.events.set(k, t)
+	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
 	e.m.processed.Inc()
 	if delta > 0 {
 		e.m.count(counted(l, ev.Message), float64(delta))
@@ -482,9 +482,9 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 // forget removes a tracked Event (deleted, or gone from a relist) and remembers its count so a
 // re-creation under the same name counts only what is new.
 func (e *Engine) forget(k uidKey, t tracked) {
-	delete(e.events, k)
+	e.events.del(k)
 	e.view.release(t.view, t.count)
-	e.m.state(len(e.events), e.view.len(), len(e.view.targets))
+	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
 	now := e.cfg.Now().Unix()
 	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
 	e.tombQ = append(e.tombQ, t.name)
@@ -534,7 +534,7 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 		e.m.invalid.WithLabelValues(problem).Inc()
 		return
 	}
-	if t, ok := e.events[k]; ok {
+	if t, ok := e.events.get(k); ok {
 		// An Event expires --event-ttl after its last write: its age at deletion tells the TTL
 		// (eventTTL).
 		if ts := eventTime(ev); ts > 0 {
@@ -577,28 +577,25 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	}
 	gen := s.list
 	mark := func(k uidKey) {
-		if t, ok := e.events[k]; ok && t.src == src {
+		if t, ok := e.events.get(k); ok && t.src == src {
 			t.list = gen
-			e.events[k] = t
+			e.events.set(k, t)
 		}
 	}
 	for _, obj := range list {
-		if l, ok := obj.(*listed); ok {
-			// Streamed: already read by readListed while the list arrived.
-			if l.counted {
-				mark(l.key)
-			}
+		// Streamed: already read by readListed while the list arrived.
+		switch l := obj.(type) {
+		case listed:
+			mark(uidKey(l))
+			continue
+		case notListed:
 			continue
 		}
 		if o := e.observe(src, obj, baseline, false); o.state {
 			mark(o.key)
 		}
 	}
-	for k, t := range e.events {
-		if t.src == src && t.list != gen {
-			e.forget(k, t)
-		}
-	}
+	e.events.sweep(func(_ uidKey, t tracked) bool { return t.src == src && t.list != gen }, e.forget)
 	if !first {
 		est := e.gapEstimate(created, listedAt, s.contact, now)
 		e.m.gapLost.Add(est)
@@ -699,7 +696,7 @@ func (e *Engine) heard(src uint16, obj interface{}) {
 func (e *Engine) Tracked() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.events)
+	return e.events.len()
 }
 
 // Synced reports whether every source has read its first list.

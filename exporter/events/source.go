@@ -102,27 +102,34 @@ func (s *Source) Bookmark(string) error {
 // Replace as Event objects and is handled there.
 func (s *Source) Transformer() cache.TransformFunc { return s.listed }
 
-// listed is what the reflector keeps of a streamed Event once the engine has read it: the UID
-// key and whether it counts (24 bytes; the reflector's temporary store adds its namespace/name key
-// and map slot). The Event's strings are not retained.
-type listed struct {
-	key     uidKey
-	counted bool // valid and wanted: part of this source's state, not to be forgotten
-}
+// listed is what the reflector keeps of a streamed Event once the engine has read it and found it
+// part of the source's state: its UID key, boxed on its own (16 bytes; the reflector's temporary
+// store adds its namespace/name key and map slot). The Event's strings are not retained. An Event
+// that is not part of the state (not counted, or invalid) is kept as notListed, shared: nothing
+// of its own.
+type listed uidKey
+
+// notListed is the placeholder of a streamed Event that is not part of the source's state.
+type notListed struct{}
 
 // GetObjectMeta makes the placeholder keyable should client-go ever key it (the reflector keys
 // the decoded Event, before the transform): the UID key stands in for the name.
-func (l *listed) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: hex.EncodeToString(l.key[:])}
+func (l listed) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Name: hex.EncodeToString(l[:])}
 }
+
+// GetObjectMeta: as listed's, with no name.
+func (notListed) GetObjectMeta() metav1.Object { return &metav1.ObjectMeta{} }
 
 func (s *Source) listed(obj interface{}) (interface{}, error) {
 	ev, ok := obj.(*corev1.Event)
 	if !ok || ev == nil {
 		return obj, nil // Replace reports it as not_an_event
 	}
-	k, counted := s.e.readListed(s, ev)
-	return &listed{key: k, counted: counted}, nil
+	if k, counted := s.e.readListed(s, ev); counted {
+		return listed(k), nil
+	}
+	return notListed{}, nil
 }
 
 // Watch runs a reflector of core/v1 Events in namespace ("" = all) with a server-side field
