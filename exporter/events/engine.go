@@ -571,11 +571,19 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	// Events the list contains are marked with a new list generation; those of this source left
 	// unmarked are gone. (A mark in the 24-byte record instead of a set of keys: at the end of a
 	// 50,000-Event list, the moment of the start-up peak, a set would add about 1.5 MB.)
-	s.list++
-	if s.list == 0 {
-		s.list = 1 // 0 is never a list's generation: Events added since the last list carry it
+	// A streamed list was read and marked as it arrived (stream, readStreamed), with the
+	// generation of its attempt; its stand-in is in the list.
+	gen := uint8(0)
+	for _, obj := range list {
+		if _, ok := obj.(streamed); ok {
+			gen = s.streamGen
+			break
+		}
 	}
-	gen := s.list
+	if gen == 0 {
+		gen = s.newGen()
+	}
+	s.list, s.streamGen, s.attempts = gen, 0, 0
 	mark := func(k uidKey) {
 		if t, ok := e.events.get(k); ok && t.src == src {
 			t.list = gen
@@ -588,7 +596,7 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 		case listed:
 			mark(uidKey(l))
 			continue
-		case notListed:
+		case notListed, streamed:
 			continue
 		}
 		if o := e.observe(src, obj, baseline, false); o.state {
@@ -672,6 +680,72 @@ func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 	defer e.mu.Unlock()
 	o := e.observe(s.idx, ev, !s.synced && !s.restored, false)
 	return o.key, o.state
+}
+
+// newGen hands out the next list generation of s: never 0 (Events added since the last list
+// carry it) nor the latest list's. Called with e.mu held.
+func (s *Source) newGen() uint8 {
+	g := s.gen
+	for {
+		if g++; g != 0 && g != s.list {
+			break
+		}
+	}
+	s.gen = g
+	return g
+}
+
+// maxAttempts is how many streamed lists may begin between two lists read before the marks of
+// those that did not end are cleared (the generations, 254 of them, would come round again).
+const maxAttempts = 200
+
+// beginStream begins a streamed list of source s and returns its generation: the mark that the
+// Events it contains get in their records (readStreamed), for Replace to forget those of s
+// without it. Marks of earlier attempts that did not end are of other generations.
+func (e *Engine) beginStream(s *Source) uint8 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s.attempts++; s.attempts > maxAttempts {
+		e.events.update(func(t *tracked) {
+			if t.src == s.idx && t.list != s.list {
+				t.list = 0
+			}
+		})
+		s.attempts = 1
+	}
+	s.streamGen = s.newGen()
+	return s.streamGen
+}
+
+// readStreamed reads one Event of a streamed list of source s (generation gen) as it arrives,
+// exactly as replace reads a listed Event, and marks it as contained in the list; a deletion
+// before the list ends unmarks it.
+func (e *Engine) readStreamed(s *Source, gen uint8, deleted bool, ev *corev1.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var k uidKey
+	if deleted {
+		var ok bool
+		if k, ok = keyOf(ev.UID); !ok {
+			return
+		}
+	} else {
+		o := e.observe(s.idx, ev, !s.synced && !s.restored, false)
+		if !o.state {
+			return
+		}
+		k = o.key
+	}
+	if t, ok := e.events.get(k); ok && t.src == s.idx {
+		if deleted {
+			if t.list == gen {
+				t.list = 0
+			}
+		} else {
+			t.list = gen
+		}
+		e.events.set(k, t)
+	}
 }
 
 // touch records that source src is in contact with the apiserver now (a bookmark, a list).

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubecause/kubecause/exporter/causes"
@@ -87,10 +88,10 @@ func loadEvent(r *rand.Rand, n int, created time.Time) *corev1.Event {
 }
 
 // BenchmarkMillion is TestMillionEvents's start in process, with the real structures: N live
-// Events of e2e/load's Warning mix streamed (WatchList) through the reflector's temporary store
-// with the Source's transform, as client-go's watchList does, into an engine with the default caps
-// and the built-in cause table; then the list is applied (Replace) and a snapshot written. It
-// reports, from runtime.ReadMemStats after two collections:
+// Events of e2e/load's Warning mix streamed (WatchList) through the Source's stream into the
+// reflector's temporary store with the Source's transform, as client-go's watchList does, into an
+// engine with the default caps and the built-in cause table; then the list is applied (Replace)
+// and a snapshot written. It reports, from runtime.ReadMemStats after two collections:
 //
 //	list-B/event   heap live at the end of the streamed list (engine + temporary store), per Event
 //	state-B/event  heap kept once the list is applied and the temporary store dropped, per Event
@@ -113,11 +114,26 @@ func BenchmarkMillion(b *testing.B) {
 		tmp := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc, cache.WithTransformer(s.Transformer()))
 		r := rand.New(rand.NewPCG(uint64(i), 1))
 		created := time.Now().Add(-time.Hour)
-		for j := 0; j < n; j++ {
-			if err := tmp.Add(loadEvent(r, j, created.Add(time.Duration(j)*time.Millisecond))); err != nil {
+		ch := make(chan watch.Event, 64)
+		go func() {
+			for j := 0; j < n; j++ {
+				ch <- watch.Event{Type: watch.Added, Object: loadEvent(r, j, created.Add(time.Duration(j)*time.Millisecond))}
+			}
+			ch <- watch.Event{Type: watch.Bookmark, Object: &corev1.Event{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "1",
+				Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}}
+		}()
+		w := s.stream(watch.NewProxyWatcher(ch), true, nil)
+		// As client-go's handleListWatch: each initial Event into the temporary store, until the
+		// bookmark that ends them.
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Bookmark {
+				break
+			}
+			if err := tmp.Add(ev.Object); err != nil {
 				b.Fatal(err)
 			}
 		}
+		w.Stop()
 		listB = float64(heap()-base) / float64(n)
 		if err := s.Replace(tmp.List(), "1"); err != nil {
 			b.Fatal(err)

@@ -207,6 +207,20 @@ func (m *eventTable) each(f func(uidKey, tracked) bool) {
 	}
 }
 
+// update calls f on every record, which it may change but not remove.
+func (m *eventTable) update(f func(*tracked)) {
+	if m.hasZero {
+		f(&m.zero)
+	}
+	for si := range m.segs {
+		for i := range m.segs[si].slots {
+			if sl := &m.segs[si].slots[i]; sl.key != (uidKey{}) {
+				f(&sl.t)
+			}
+		}
+	}
+}
+
 // sweep calls remove for every record gone says is gone, one segment at a time; remove may
 // delete records (it is called after the segment was read, not while it is).
 func (m *eventTable) sweep(gone func(uidKey, tracked) bool, remove func(uidKey, tracked)) {
