@@ -156,11 +156,11 @@ func (s *Source) listed(obj interface{}) (interface{}, error) {
 // stream passes a watch through: it reports the Status of every ERROR notification (e.g. 410
 // Gone when the watch's resource version expired) and, for a watch that begins with the initial
 // Events of a streamed list (initial), reads each of them into the engine as it arrives
-// (Engine.readStreamed) and hands the reflector a stand-in instead, until the bookmark that ends
-// them. The stand-ins of Events added or modified all have the same (empty) key, so the
-// reflector's temporary store holds one of them, whatever the number of Events; a deleted
-// Event's stand-in has another key, so that its deletion from the store removes nothing. The
-// stand-ins keep the resource version, which the reflector resumes from.
+// (Engine.readStreamed) and hands the reflector a stand-in instead (the Event object, emptied),
+// until the bookmark that ends them. The stand-ins of Events added or modified all have the same
+// (empty) key, so the reflector's temporary store holds one of them, whatever the number of
+// Events; a deleted Event's stand-in has another key, so that its deletion from the store removes
+// nothing. The stand-ins keep the resource version, which the reflector resumes from.
 func (s *Source) stream(w watch.Interface, initial bool, report func(*metav1.Status)) watch.Interface {
 	var gen uint8
 	if initial {
@@ -180,11 +180,12 @@ func (s *Source) stream(w watch.Interface, initial bool, report func(*metav1.Sta
 			if o, ok := ev.Object.(*corev1.Event); initial && ok && o != nil {
 				deleted := ev.Type == watch.Deleted
 				s.e.readStreamed(s, gen, deleted, o)
-				in := &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: streamedMarker, ResourceVersion: o.ResourceVersion}}
+				// The decoded Event becomes its own stand-in (in place, as a transform may:
+				// each notification's object is decoded afresh, and no one else holds it).
+				*o = corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: streamedMarker, ResourceVersion: o.ResourceVersion}}
 				if deleted {
-					in.Name = streamedMarker
+					o.Name = streamedMarker
 				}
-				ev.Object = in
 			}
 		}
 		return ev, true

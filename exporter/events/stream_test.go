@@ -93,9 +93,9 @@ func TestStreamedListDeletionAndRetry(t *testing.T) {
 	h := newHarness(t)
 	h.sync(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1), kubeletEvent(uidB, "pod.b", 1, "FailedMount", msgS1))
 	// A relist: C arrives and is deleted before the list ends; B is gone; A went 1 → 3.
-	c := kubeletEvent(uidC, "pod.c", 1, "FailedMount", msgS1)
+	c := func() *corev1.Event { return kubeletEvent(uidC, "pod.c", 1, "FailedMount", msgS1) }
 	h.streamEvents(watch.Event{Type: watch.Added, Object: kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1)},
-		watch.Event{Type: watch.Added, Object: c}, watch.Event{Type: watch.Deleted, Object: c})
+		watch.Event{Type: watch.Added, Object: c()}, watch.Event{Type: watch.Deleted, Object: c()})
 	if got := h.e.Tracked(); got != 1 {
 		t.Fatalf("tracked %d after the relist, want 1 (A; B gone, C deleted before the list ended)", got)
 	}
@@ -191,8 +191,9 @@ func TestClassificationIsMemoisedByMessage(t *testing.T) {
 func TestRelistForgetsWhatItLacksAcrossManyRelists(t *testing.T) {
 	h := newHarness(t)
 	other := h.e.NewSource("other")
-	keep := kubeletEvent(uidA, "pod.keep", 1, "FailedMount", msgS1)
-	h.streamList(keep)
+	// A streamed list empties the Event objects it reads (they become its stand-ins): a new one each time.
+	keep := func() *corev1.Event { return kubeletEvent(uidA, "pod.keep", 1, "FailedMount", msgS1) }
+	h.streamList(keep())
 	if err := other.Replace([]interface{}{kubeletEvent(uidB, "pod.other", 1, "FailedMount", msgS1)}, "1"); err != nil {
 		t.Fatal(err)
 	}
@@ -203,9 +204,9 @@ func TestRelistForgetsWhatItLacksAcrossManyRelists(t *testing.T) {
 			t.Fatalf("relist %d: tracked %d before the relist, want 3", i, got)
 		}
 		if i%2 == 0 {
-			h.streamList(keep)
+			h.streamList(keep())
 		} else {
-			h.sync(keep)
+			h.sync(keep())
 		}
 		if got := h.e.Tracked(); got != 2 {
 			t.Fatalf("relist %d: tracked %d, want 2 (the Event added since and not listed is gone; the other source's stays)", i, got)
