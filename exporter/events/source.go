@@ -160,7 +160,9 @@ func (s *Source) listed(obj interface{}) (interface{}, error) {
 // until the bookmark that ends them. The stand-ins of Events added or modified all have the same
 // (empty) key, so the reflector's temporary store holds one of them, whatever the number of
 // Events; a deleted Event's stand-in has another key, so that its deletion from the store removes
-// nothing. The stand-ins keep the resource version, which the reflector resumes from.
+// nothing. The stand-ins keep the resource version, which the reflector resumes from. (So the
+// store's content is not what a LIST returns: client-go's watch-list consistency check, a test aid
+// turned on by KUBE_WATCHLIST_INCONSISTENCY_DETECTOR, is not for kubecause.)
 func (s *Source) stream(w watch.Interface, initial bool, report func(*metav1.Status)) watch.Interface {
 	var gen uint8
 	if initial {

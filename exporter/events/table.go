@@ -10,11 +10,12 @@ import (
 // map[uidKey]tracked (docs/performance.md, "What the state per Event is made of").
 //
 // A Go map grows by doubling its tables (of up to 1,024 slots) once they are 7/8 full, so its
-// slots are 44-88 % used: ~67 B per Event on average for the 40-byte record, and 92 B at a million
+// slots are 44-88 % used: ~67 B per Event on average for the 40-byte record, and 97 B at a million
 // Events, where its tables have just doubled. This table keeps the records in tableSegments
 // open-addressing segments (linear probing, no control bytes), each grown by a quarter once it
-// is tableMaxLoad full: 68-85 % of the slots are used whatever the number of Events (47-59 B per
-// Event), and a growth copies one segment (1/256 of the records), not all of them.
+// is 13/16 full: 65-81 % of the slots are used whatever the number of Events, past a few thousand
+// (49-62 B per Event; 55 B at a million), and a growth copies one segment (1/256 of the records),
+// not all of them.
 //
 // The all-zero key marks an empty slot; the Event whose key is all zero (the nil UUID) is kept
 // aside. Not safe for concurrent use (the engine's lock guards it).
