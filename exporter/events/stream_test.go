@@ -235,3 +235,26 @@ func TestOnSyncedOnceEverySourceHasListed(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedListAfterManyBrokenAttempts: the generations of streamed lists come round again
+// after 254; past maxAttempts broken attempts the marks they left are cleared, so an Event read
+// only by a broken attempt is still forgotten by the list that ends.
+func TestStreamedListAfterManyBrokenAttempts(t *testing.T) {
+	h := newHarness(t)
+	keep := func() *corev1.Event { return kubeletEvent(uidA, "pod.keep", 1, "FailedMount", msgS1) }
+	h.streamList(keep())
+	for i := range 3*maxAttempts + 7 {
+		fw := watch.NewFakeWithChanSize(1, false)
+		fw.Add(kubeletEvent(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), fmt.Sprintf("pod.broken.%d", i), 1, "FailedMount", msgS1))
+		w := h.src.stream(fw, true, nil)
+		<-w.ResultChan()
+		w.Stop()
+	}
+	if got := h.e.Tracked(); got != 3*maxAttempts+8 {
+		t.Fatalf("tracked %d while the lists broke off, want %d", got, 3*maxAttempts+8)
+	}
+	h.streamList(keep())
+	if got := h.e.Tracked(); got != 1 {
+		t.Fatalf("tracked %d after the list that ended, want 1: the Events read only by broken attempts are gone", got)
+	}
+}
