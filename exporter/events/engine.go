@@ -591,7 +591,8 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 		}
 	}
 	for _, obj := range list {
-		// Streamed: already read by readListed while the list arrived.
+		// Streamed: already read while the list arrived, by stream (readStreamed) or by the
+		// transform (readListed).
 		switch l := obj.(type) {
 		case listed:
 			mark(uidKey(l))
