@@ -94,7 +94,7 @@ type Engine struct {
 	normal  map[string]bool
 	m       *metrics
 	mu      sync.Mutex
-	events  map[uidKey]tracked
+	events  *eventTable
 	tombs   map[uint64]tombstone
 	tombQ   []uint64 // insertion order of tombs, to bound them
 	view    *view
@@ -228,7 +228,7 @@ func New(cfg Config) *Engine {
 	e := &Engine{
 		cfg:    cfg,
 		normal: map[string]bool{},
-		events: map[uidKey]tracked{},
+		events: newEventTable(),
 		tombs:  map[uint64]tombstone{},
 		view:   newView(cfg.MaxObjectSeries, cfg.MaxTargets),
 		strs:   map[string]string{},
@@ -387,7 +387,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 		}
 	}
 	n := Occurrences(ev)
-	t, known := e.events[k]
+	t, known := e.events.get(k)
 	if known && t.count == n {
 		return observed{key: k, state: true} // resync or a change that is no new occurrence
 	}
@@ -467,8 +467,8 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 		}
 	}
 	t.view = i
-	e.events[k] = t
-	e.m.state(len(e.events), e.view.len(), len(e.view.targets))
+	e.events.set(k, t)
+	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
 	e.m.processed.Inc()
 	if delta > 0 {
 		e.m.count(counted(l, ev.Message), float64(delta))
@@ -482,9 +482,9 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 // forget removes a tracked Event (deleted, or gone from a relist) and remembers its count so a
 // re-creation under the same name counts only what is new.
 func (e *Engine) forget(k uidKey, t tracked) {
-	delete(e.events, k)
+	e.events.del(k)
 	e.view.release(t.view, t.count)
-	e.m.state(len(e.events), e.view.len(), len(e.view.targets))
+	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
 	now := e.cfg.Now().Unix()
 	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
 	e.tombQ = append(e.tombQ, t.name)
@@ -534,7 +534,7 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 		e.m.invalid.WithLabelValues(problem).Inc()
 		return
 	}
-	if t, ok := e.events[k]; ok {
+	if t, ok := e.events.get(k); ok {
 		// An Event expires --event-ttl after its last write: its age at deletion tells the TTL
 		// (eventTTL).
 		if ts := eventTime(ev); ts > 0 {
@@ -571,34 +571,40 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	// Events the list contains are marked with a new list generation; those of this source left
 	// unmarked are gone. (A mark in the 24-byte record instead of a set of keys: at the end of a
 	// 50,000-Event list, the moment of the start-up peak, a set would add about 1.5 MB.)
-	s.list++
-	if s.list == 0 {
-		s.list = 1 // 0 is never a list's generation: Events added since the last list carry it
+	// A streamed list was read and marked as it arrived (stream, readStreamed), with the
+	// generation of its attempt; its stand-in is in the list.
+	gen := uint8(0)
+	for _, obj := range list {
+		if _, ok := obj.(streamed); ok {
+			gen = s.streamGen
+			break
+		}
 	}
-	gen := s.list
+	if gen == 0 {
+		gen = s.newGen()
+	}
+	s.list, s.streamGen, s.attempts = gen, 0, 0
 	mark := func(k uidKey) {
-		if t, ok := e.events[k]; ok && t.src == src {
+		if t, ok := e.events.get(k); ok && t.src == src {
 			t.list = gen
-			e.events[k] = t
+			e.events.set(k, t)
 		}
 	}
 	for _, obj := range list {
-		if l, ok := obj.(*listed); ok {
-			// Streamed: already read by readListed while the list arrived.
-			if l.counted {
-				mark(l.key)
-			}
+		// Streamed: already read while the list arrived, by stream (readStreamed) or by the
+		// transform (readListed).
+		switch l := obj.(type) {
+		case listed:
+			mark(uidKey(l))
+			continue
+		case notListed, streamed:
 			continue
 		}
 		if o := e.observe(src, obj, baseline, false); o.state {
 			mark(o.key)
 		}
 	}
-	for k, t := range e.events {
-		if t.src == src && t.list != gen {
-			e.forget(k, t)
-		}
-	}
+	e.events.sweep(func(_ uidKey, t tracked) bool { return t.src == src && t.list != gen }, e.forget)
 	if !first {
 		est := e.gapEstimate(created, listedAt, s.contact, now)
 		e.m.gapLost.Add(est)
@@ -677,6 +683,72 @@ func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
 	return o.key, o.state
 }
 
+// newGen hands out the next list generation of s: never 0 (Events added since the last list
+// carry it) nor the latest list's. Called with e.mu held.
+func (s *Source) newGen() uint8 {
+	g := s.gen
+	for {
+		if g++; g != 0 && g != s.list {
+			break
+		}
+	}
+	s.gen = g
+	return g
+}
+
+// maxAttempts is how many streamed lists may begin between two lists read before the marks of
+// those that did not end are cleared (the generations, 254 of them, would come round again).
+const maxAttempts = 200
+
+// beginStream begins a streamed list of source s and returns its generation: the mark that the
+// Events it contains get in their records (readStreamed), for Replace to forget those of s
+// without it. Marks of earlier attempts that did not end are of other generations.
+func (e *Engine) beginStream(s *Source) uint8 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s.attempts++; s.attempts > maxAttempts {
+		e.events.update(func(t *tracked) {
+			if t.src == s.idx && t.list != s.list {
+				t.list = 0
+			}
+		})
+		s.attempts = 1
+	}
+	s.streamGen = s.newGen()
+	return s.streamGen
+}
+
+// readStreamed reads one Event of a streamed list of source s (generation gen) as it arrives,
+// exactly as replace reads a listed Event, and marks it as contained in the list; a deletion
+// before the list ends unmarks it.
+func (e *Engine) readStreamed(s *Source, gen uint8, deleted bool, ev *corev1.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var k uidKey
+	if deleted {
+		var ok bool
+		if k, ok = keyOf(ev.UID); !ok {
+			return
+		}
+	} else {
+		o := e.observe(s.idx, ev, !s.synced && !s.restored, false)
+		if !o.state {
+			return
+		}
+		k = o.key
+	}
+	if t, ok := e.events.get(k); ok && t.src == s.idx {
+		if deleted {
+			if t.list == gen {
+				t.list = 0
+			}
+		} else {
+			t.list = gen
+		}
+		e.events.set(k, t)
+	}
+}
+
 // touch records that source src is in contact with the apiserver now (a bookmark, a list).
 // Called with e.mu held.
 func (e *Engine) touch(src uint16) {
@@ -699,7 +771,7 @@ func (e *Engine) heard(src uint16, obj interface{}) {
 func (e *Engine) Tracked() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.events)
+	return e.events.len()
 }
 
 // Synced reports whether every source has read its first list.

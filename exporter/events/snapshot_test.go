@@ -596,3 +596,38 @@ func TestSnapshotOverTheCapKeepsTheNewest(t *testing.T) {
 		t.Fatalf("after the restart kubecause_events_total = %v, want %v: nothing occurred while away", got, counted)
 	}
 }
+
+// TestSnapshotWriteIsTheTakenSnapshot: Write encodes the live Events straight from the engine's
+// table; the file must be, byte for byte, the snapshot takeSnapshot copies and encode writes — under
+// the cap and over it (where the newest are kept).
+func TestSnapshotWriteIsTheTakenSnapshot(t *testing.T) {
+	defer func(n int) { maxSnapshotEvents = n }(maxSnapshotEvents)
+	for _, limit := range []int{MaxSnapshotEvents, 7} {
+		maxSnapshotEvents = limit
+		path := filepath.Join(t.TempDir(), "events.snapshot")
+		h := newHarness(t)
+		h.sync()
+		for i := range 20 {
+			first := t0.Add(time.Duration(i%5) * time.Second)
+			h.add(at(kubeletEvent(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), fmt.Sprintf("pod-%d.e", i), 1, "FailedMount", msgS1), first, first))
+		}
+		snaps := OpenSnapshots(h.e, path, testIdentity, time.Minute, nil)
+		n, err := snaps.Write()
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.e.mu.Lock()
+		taken := h.e.takeSnapshot(testIdentity)
+		h.e.mu.Unlock()
+		if want := min(20, limit); len(taken.events) != want {
+			t.Fatalf("cap %d: the snapshot holds %d live Events, want %d", limit, len(taken.events), want)
+		}
+		if !bytes.Equal(file, taken.encode()) || n != len(file) {
+			t.Fatalf("cap %d: Write wrote %d bytes (reported %d) that are not the taken snapshot's %d", limit, len(file), n, len(taken.encode()))
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -25,6 +26,11 @@ type Source struct {
 	name   string
 	synced bool  // guarded by Engine.mu
 	list   uint8 // generation of the latest list read (wraps, skipping 0); guarded by Engine.mu
+	// gen is the last list generation handed out (to a list or a streamed list's attempt),
+	// streamGen the current streamed list's (0: none), attempts the streamed lists begun since
+	// the last list was read. Guarded by Engine.mu.
+	gen, streamGen uint8
+	attempts       int
 	// contact is how far the source has heard from the apiserver (unix seconds): the last write
 	// of the latest Event a notification delivered, or when a bookmark or a list arrived.
 	// Guarded by Engine.mu.
@@ -94,35 +100,98 @@ func (s *Source) Bookmark(string) error {
 	return nil
 }
 
-// Transformer reads the Events of a streamed (WatchList) list as they arrive: each one is counted
-// into the engine's compact state at once (as the baseline of the first list, or diffed against
-// what is remembered on a relist) and the reflector keeps only a listed placeholder until the list
-// is complete. Reading 50,000 Events at start-up therefore never holds 50,000 Event objects, not
-// even stripped ones (docs/performance.md). A list read without streaming (paged List) reaches
-// Replace as Event objects and is handled there.
+// Transformer is what the reflector's temporary store of a streamed (WatchList) list keeps of each
+// Event: nothing of its own. The Events of a streamed list are read before the reflector sees them
+// (stream): each one is counted into the engine's compact state at once (as the baseline of the
+// first list, or diffed against what is remembered on a relist) and marked with the list's
+// generation in its record, and the reflector gets a stand-in that its temporary store keys
+// under one key, whatever the number of Events. Reading 1,000,000 Events at start-up therefore
+// holds no Event objects, no placeholders and no namespace/name keys (docs/performance.md). An
+// Event that reaches the transform itself (not through stream) is read there and kept as its UID
+// key. A list read without streaming (paged List) reaches Replace as Event objects and is
+// handled there.
 func (s *Source) Transformer() cache.TransformFunc { return s.listed }
 
-// listed is what the reflector keeps of a streamed Event once the engine has read it: the UID
-// key and whether it counts (24 bytes; the reflector's temporary store adds its namespace/name key
-// and map slot). The Event's strings are not retained.
-type listed struct {
-	key     uidKey
-	counted bool // valid and wanted: part of this source's state, not to be forgotten
-}
+// streamedMarker is the generateName of the stand-ins stream gives the reflector: no Event from
+// the apiserver has it (a generateName is a name prefix, which cannot hold a NUL).
+const streamedMarker = "\x00kubecause-streamed"
+
+// streamed is what the temporary store keeps of the stand-ins: that the list was streamed.
+type streamed struct{}
+
+// listed is what the reflector keeps of an Event the transform read itself and found part of the
+// source's state: its UID key, boxed on its own (16 bytes). An Event that is not part of the
+// state (not counted, or invalid) is kept as notListed, shared: nothing of its own.
+type listed uidKey
+
+// notListed is the placeholder of a streamed Event that is not part of the source's state.
+type notListed struct{}
 
 // GetObjectMeta makes the placeholder keyable should client-go ever key it (the reflector keys
 // the decoded Event, before the transform): the UID key stands in for the name.
-func (l *listed) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: hex.EncodeToString(l.key[:])}
+func (l listed) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Name: hex.EncodeToString(l[:])}
 }
+
+// GetObjectMeta: as listed's, with no name.
+func (notListed) GetObjectMeta() metav1.Object { return &metav1.ObjectMeta{} }
+
+// GetObjectMeta: as listed's, with no name.
+func (streamed) GetObjectMeta() metav1.Object { return &metav1.ObjectMeta{} }
 
 func (s *Source) listed(obj interface{}) (interface{}, error) {
 	ev, ok := obj.(*corev1.Event)
 	if !ok || ev == nil {
 		return obj, nil // Replace reports it as not_an_event
 	}
-	k, counted := s.e.readListed(s, ev)
-	return &listed{key: k, counted: counted}, nil
+	if ev.GenerateName == streamedMarker {
+		return streamed{}, nil
+	}
+	if k, counted := s.e.readListed(s, ev); counted {
+		return listed(k), nil
+	}
+	return notListed{}, nil
+}
+
+// stream passes a watch through: it reports the Status of every ERROR notification (e.g. 410
+// Gone when the watch's resource version expired) and, for a watch that begins with the initial
+// Events of a streamed list (initial), reads each of them into the engine as it arrives
+// (Engine.readStreamed) and hands the reflector a stand-in instead (the Event object, emptied),
+// until the bookmark that ends them. The stand-ins of Events added or modified all have the same
+// (empty) key, so the reflector's temporary store holds one of them, whatever the number of
+// Events; a deleted Event's stand-in has another key, so that its deletion from the store removes
+// nothing. The stand-ins keep the resource version, which the reflector resumes from. (So the
+// store's content is not what a LIST returns: client-go's watch-list consistency check, a test aid
+// turned on by KUBE_WATCHLIST_INCONSISTENCY_DETECTOR, is not for kubecause.)
+func (s *Source) stream(w watch.Interface, initial bool, report func(*metav1.Status)) watch.Interface {
+	var gen uint8
+	if initial {
+		gen = s.e.beginStream(s)
+	}
+	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+		switch ev.Type {
+		case watch.Error:
+			if st, ok := ev.Object.(*metav1.Status); ok && report != nil {
+				report(st)
+			}
+		case watch.Bookmark:
+			if m, err := meta.Accessor(ev.Object); initial && err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+				initial = false
+			}
+		case watch.Added, watch.Modified, watch.Deleted:
+			if o, ok := ev.Object.(*corev1.Event); initial && ok && o != nil {
+				deleted := ev.Type == watch.Deleted
+				s.e.readStreamed(s, gen, deleted, o)
+				// The decoded Event becomes its own stand-in (in place, as a transform may:
+				// each notification's object is decoded afresh, and no one else holds it).
+				*o = corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: streamedMarker, ResourceVersion: o.ResourceVersion}}
+				if deleted {
+					o.Name = streamedMarker
+				}
+			}
+		}
+		return ev, true
+	})
 }
 
 // Watch runs a reflector of core/v1 Events in namespace ("" = all) with a server-side field
@@ -160,7 +229,8 @@ func (s *Source) Watch(ctx context.Context, client kube.Client, namespace, field
 				fail("watch", err)
 				return nil, err
 			}
-			return watchErrors(w, func(st *metav1.Status) {
+			initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+			return s.stream(w, initial, func(st *metav1.Status) {
 				fail("watch", &apierrors.StatusError{ErrStatus: *st})
 			}), nil
 		},
@@ -176,17 +246,4 @@ func (s *Source) Watch(ctx context.Context, client kube.Client, namespace, field
 func expired(err error) bool {
 	var st apierrors.APIStatus
 	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.As(err, &st) && st.Status().Code == http.StatusGone
-}
-
-// watchErrors passes a watch through and reports the Status of every ERROR notification
-// (e.g. 410 Gone when the watch's resource version expired).
-func watchErrors(w watch.Interface, report func(*metav1.Status)) watch.Interface {
-	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-		if ev.Type == watch.Error {
-			if st, ok := ev.Object.(*metav1.Status); ok {
-				report(st)
-			}
-		}
-		return ev, true
-	})
 }

@@ -127,3 +127,52 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestWatchStreamsTheInitialList: through client-go's reflector, a streamed list (WatchList) is
+// read by the source's stream as it arrives — the reflector accepts the stand-ins it gets instead
+// of the Events and resumes from their resource version — and the watch goes on after it.
+func TestWatchStreamsTheInitialList(t *testing.T) {
+	h := newHarness(t)
+	h.e.cfg.Now = time.Now
+	fw := watch.NewFakeWithChanSize(8, false)
+	c := &scriptedClient{watches: []func() (watch.Interface, error){func() (watch.Interface, error) { return fw, nil }}}
+	a := kubeletEvent(uidA, "pod.a", 2, "FailedMount", msgS1)
+	a.ResourceVersion = "5"
+	b := schedulerEvent(uidB, 3)
+	b.ResourceVersion = "6"
+	fw.Add(a)
+	fw.Add(b)
+	fw.Action(watch.Bookmark, &corev1.Event{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "10",
+		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.src.Watch(ctx, c, "", "", h.e.cfg.Logger) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(time.Minute)
+	for !h.e.Synced() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not synced; watch calls: %q", c.calls)
+		}
+		time.Sleep(10 * time.Millisecond) // polling: the reflector runs on its own goroutine
+	}
+	if got := h.e.Tracked(); got != 2 {
+		t.Fatalf("tracked %d after the streamed list, want 2", got)
+	}
+	if got := h.sum("kubecause_events_total"); got != 0 {
+		t.Fatalf("the first list counted %v, want 0 (a baseline)", got)
+	}
+	a = kubeletEvent(uidA, "pod.a", 5, "FailedMount", msgS1)
+	a.ResourceVersion = "11"
+	fw.Modify(a)
+	for h.occurrences("configmap_not_found") != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the update after the list was not counted: %v", h.occurrences("configmap_not_found"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.calls) == 0 || c.calls[0] != "watch rv= initial=true" {
+		t.Fatalf("watch calls %q: want a streamed list first", c.calls)
+	}
+}

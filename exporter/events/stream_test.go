@@ -5,41 +5,123 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
 
-// streamList feeds objs to the source the way client-go's reflector reads a streamed
-// (WatchList) list: into a temporary store that applies the source's transformer, then the
-// store's content to Replace. It returns what the store held.
+// streamList feeds objs to the source the way client-go's reflector reads a streamed (WatchList)
+// list (handleListWatch): the watch's initial events, each ADDED, pass through the source's
+// stream and go into a temporary store that applies the source's transformer, until the bookmark
+// that ends them; then the store's content goes to Replace. It returns what the store held.
 func (h *harness) streamList(objs ...interface{}) []interface{} {
 	h.t.Helper()
-	tmp := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc, cache.WithTransformer(h.src.Transformer()))
+	events := make([]watch.Event, 0, len(objs))
 	for _, o := range objs {
-		if err := tmp.Add(o); err != nil {
+		events = append(events, watch.Event{Type: watch.Added, Object: o.(runtime.Object)})
+	}
+	return h.streamEvents(events...)
+}
+
+// streamEvents is streamList with the initial events given (ADDED, MODIFIED or DELETED).
+func (h *harness) streamEvents(events ...watch.Event) []interface{} {
+	h.t.Helper()
+	fw := watch.NewFakeWithChanSize(len(events)+1, false)
+	for _, ev := range events {
+		fw.Action(ev.Type, ev.Object)
+	}
+	fw.Action(watch.Bookmark, &corev1.Event{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "10",
+		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}})
+	w := h.src.stream(fw, true, nil)
+	defer w.Stop()
+	tmp := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc, cache.WithTransformer(h.src.Transformer()))
+	for ev := range w.ResultChan() {
+		var err error
+		switch ev.Type {
+		case watch.Added:
+			err = tmp.Add(ev.Object)
+		case watch.Modified:
+			err = tmp.Update(ev.Object)
+		case watch.Deleted:
+			err = tmp.Delete(ev.Object)
+		}
+		if err != nil {
 			h.t.Fatal(err)
+		}
+		if ev.Type == watch.Bookmark {
+			break
 		}
 	}
 	held := tmp.List()
-	if err := h.src.Replace(held, "1"); err != nil {
+	if err := h.src.Replace(held, "10"); err != nil {
 		h.t.Fatal(err)
 	}
 	return held
 }
 
+// TestStreamedListHoldsNoEvents: while a streamed list arrives, the reflector's temporary store
+// holds one stand-in, whatever the number of Events (before, a placeholder and a namespace/name
+// key per Event: ~150 bytes each at 1,000,000, BenchmarkMillion), and no Event object.
 func TestStreamedListHoldsNoEvents(t *testing.T) {
 	h := newHarness(t)
-	held := h.streamList(kubeletEvent(uidA, "pod.1", 40, "FailedMount", msgS1), schedulerEvent(uidB, 12))
-	if len(held) != 2 {
-		t.Fatalf("the reflector's store held %d items, want 2 (one per Event, keyed by namespace/name)", len(held))
+	var objs []interface{}
+	for i := range 100 {
+		objs = append(objs, kubeletEvent(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), fmt.Sprintf("pod.%d", i), 40, "FailedMount", msgS1))
+	}
+	held := h.streamList(append(objs, schedulerEvent(uidB, 12))...)
+	if len(held) != 1 {
+		t.Fatalf("the reflector's store held %d items for 101 Events, want 1", len(held))
 	}
 	for _, o := range held {
 		if _, ok := o.(*corev1.Event); ok {
 			t.Fatalf("the reflector's store kept an Event object while the list streamed: %T", o)
 		}
 	}
-	if !h.e.Synced() || h.e.Tracked() != 2 {
-		t.Fatalf("synced %v, tracked %d; want synced with 2 Events", h.e.Synced(), h.e.Tracked())
+	if !h.e.Synced() || h.e.Tracked() != 101 {
+		t.Fatalf("synced %v, tracked %d; want synced with 101 Events", h.e.Synced(), h.e.Tracked())
 	}
+	if got := h.sum("kubecause_events_total"); got != 0 {
+		t.Fatalf("the first list counted %v occurrences, want 0 (a baseline)", got)
+	}
+}
+
+// TestStreamedListDeletionAndRetry: an Event deleted before the streamed list ends is forgotten;
+// a streamed list that breaks off and is begun again forgets the Events only the broken one had,
+// and a list read after it (a LIST fallback) as well.
+func TestStreamedListDeletionAndRetry(t *testing.T) {
+	h := newHarness(t)
+	h.sync(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1), kubeletEvent(uidB, "pod.b", 1, "FailedMount", msgS1))
+	// A relist: C arrives and is deleted before the list ends; B is gone; A went 1 → 3.
+	c := func() *corev1.Event { return kubeletEvent(uidC, "pod.c", 1, "FailedMount", msgS1) }
+	h.streamEvents(watch.Event{Type: watch.Added, Object: kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1)},
+		watch.Event{Type: watch.Added, Object: c()}, watch.Event{Type: watch.Deleted, Object: c()})
+	if got := h.e.Tracked(); got != 1 {
+		t.Fatalf("tracked %d after the relist, want 1 (A; B gone, C deleted before the list ended)", got)
+	}
+	h.expect("configmap_not_found", 3) // A's 2 since, C's 1 (created in the gap)
+	// A streamed list breaks off after D (its bookmark never comes), another begins and has A only.
+	d := kubeletEvent(uidD, "pod.d", 1, "FailedMount", msgS1)
+	fw := watch.NewFakeWithChanSize(1, false)
+	fw.Add(d)
+	w := h.src.stream(fw, true, nil)
+	<-w.ResultChan()
+	w.Stop()
+	h.streamList(kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1))
+	if got := h.e.Tracked(); got != 1 {
+		t.Fatalf("tracked %d, want 1: D, read only by the broken stream, is gone", got)
+	}
+	// Broken again after E; then a paged LIST (the reflector's fallback) without E.
+	fw = watch.NewFakeWithChanSize(1, false)
+	fw.Add(kubeletEvent("00000000-0000-4000-8000-00000000000e", "pod.e", 1, "FailedMount", msgS1))
+	w = h.src.stream(fw, true, nil)
+	<-w.ResultChan()
+	w.Stop()
+	h.sync(kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1))
+	if got := h.e.Tracked(); got != 1 {
+		t.Fatalf("tracked %d, want 1: E, read only by the broken stream, is gone after the LIST fallback", got)
+	}
+	h.expect("configmap_not_found", 5) // D and E, each created in a gap
 }
 
 // The streamed path counts exactly as the listed path: baseline first, diff on relists.
@@ -109,8 +191,9 @@ func TestClassificationIsMemoisedByMessage(t *testing.T) {
 func TestRelistForgetsWhatItLacksAcrossManyRelists(t *testing.T) {
 	h := newHarness(t)
 	other := h.e.NewSource("other")
-	keep := kubeletEvent(uidA, "pod.keep", 1, "FailedMount", msgS1)
-	h.streamList(keep)
+	// A streamed list empties the Event objects it reads (they become its stand-ins): a new one each time.
+	keep := func() *corev1.Event { return kubeletEvent(uidA, "pod.keep", 1, "FailedMount", msgS1) }
+	h.streamList(keep())
 	if err := other.Replace([]interface{}{kubeletEvent(uidB, "pod.other", 1, "FailedMount", msgS1)}, "1"); err != nil {
 		t.Fatal(err)
 	}
@@ -121,9 +204,9 @@ func TestRelistForgetsWhatItLacksAcrossManyRelists(t *testing.T) {
 			t.Fatalf("relist %d: tracked %d before the relist, want 3", i, got)
 		}
 		if i%2 == 0 {
-			h.streamList(keep)
+			h.streamList(keep())
 		} else {
-			h.sync(keep)
+			h.sync(keep())
 		}
 		if got := h.e.Tracked(); got != 2 {
 			t.Fatalf("relist %d: tracked %d, want 2 (the Event added since and not listed is gone; the other source's stays)", i, got)
@@ -150,5 +233,28 @@ func TestOnSyncedOnceEverySourceHasListed(t *testing.T) {
 		if calls != s.want {
 			t.Fatalf("after list %d (%s): OnSynced ran %d times, want %d", i+1, s.src.name, calls, s.want)
 		}
+	}
+}
+
+// TestStreamedListAfterManyBrokenAttempts: the generations of streamed lists come round again
+// after 254; past maxAttempts broken attempts the marks they left are cleared, so an Event read
+// only by a broken attempt is still forgotten by the list that ends.
+func TestStreamedListAfterManyBrokenAttempts(t *testing.T) {
+	h := newHarness(t)
+	keep := func() *corev1.Event { return kubeletEvent(uidA, "pod.keep", 1, "FailedMount", msgS1) }
+	h.streamList(keep())
+	for i := range 3*maxAttempts + 7 {
+		fw := watch.NewFakeWithChanSize(1, false)
+		fw.Add(kubeletEvent(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), fmt.Sprintf("pod.broken.%d", i), 1, "FailedMount", msgS1))
+		w := h.src.stream(fw, true, nil)
+		<-w.ResultChan()
+		w.Stop()
+	}
+	if got := h.e.Tracked(); got != 3*maxAttempts+8 {
+		t.Fatalf("tracked %d while the lists broke off, want %d", got, 3*maxAttempts+8)
+	}
+	h.streamList(keep())
+	if got := h.e.Tracked(); got != 1 {
+		t.Fatalf("tracked %d after the list that ended, want 1: the Events read only by broken attempts are gone", got)
 	}
 }
