@@ -689,6 +689,7 @@ func realS17() Scenario {
 		Expect: []RealEvent{{Kind: "Node", Object: "kubecause-node", Reason: "NodeNotReady", Cause: "node_not_ready"}},
 		Alerts: []ExpectedAlert{{Name: "KubecauseNodeNotReady", Labels: map[string]string{"node": "kubecause-node"},
 			Runbook: "kubecausenodenotready.md"}},
+		MutesNode: true,
 	}
 }
 

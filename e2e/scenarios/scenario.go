@@ -70,6 +70,11 @@ type Scenario struct {
 	// Queries are what a user sees in Prometheus while the scenario is broken (each must reach
 	// its value) and after Fix (Fixed).
 	Queries, Fixed []PromExpect
+	// MutesNode: its alert mutes every per-pod alert of the node by the shipped inhibition
+	// (KubecauseNodeNotReady), and Alertmanager sends no resolution of a muted alert while it
+	// fires (5 min past the node's return, flapWindow): the scenarios played before it must have
+	// resolved before it plays.
+	MutesNode bool
 }
 
 // PromExpect is a PromQL expression and the value its single sample must take.
