@@ -23,9 +23,15 @@
 # a plain reflector on every Event (and one with kubecause's nine watches), kubecause with one and
 # two replicas, with one unfiltered watch and with one watch excluding the commonest Normal
 # reasons: at start-up (the initial lists), per write (10,000 live Events, 80 % Normal, 15,000
-# writes at 200/s) and for a restart (the relists). Settings: LOAD_CP_EVENTS, LOAD_CP_WRITES,
-# LOAD_CP_RATE, LOAD_CP_NORMAL, LOAD_CP_SCENARIOS, LOAD_CP_OUT (default bin/bench-controlplane.json);
-# see e2e/load/controlplane_test.go.
+# writes at 200/s) and for a restart (the relists). The Events are seeded once (the first
+# LOAD_SEED_API through the apiserver, the rest directly into etcd, as the million run does) and
+# each scenario starts from a copy of that etcd data directory (LOAD_CP_SEED=apiserver: each
+# seeds its own through the apiserver). LOAD_CP_RELIST=apiserver relists by compacting etcd and
+# restarting kube-apiserver (410 Gone) instead of restarting the watchers. Settings:
+# LOAD_CP_EVENTS, LOAD_CP_WRITES, LOAD_CP_RATE, LOAD_CP_NORMAL, LOAD_CP_SCENARIOS, LOAD_CP_SEED,
+# LOAD_CP_RELIST, LOAD_ETCD_DIR, LOAD_READY_TIMEOUT, LOAD_CP_OUT (default
+# bin/bench-controlplane.json); see e2e/load/controlplane_test.go.
+#   LOAD_CP_EVENTS=1000000 LOAD_CP_RELIST=apiserver LOAD_ETCD_DIR=<a tmpfs> hack/bench-apiserver.sh controlplane
 #
 # Settings: LOAD_SIZES, LOAD_RATES (writes/s, default 200,1000), LOAD_SECONDS (per write phase,
 # default 20), LOAD_WORKERS / LOAD_LAG_WORKERS (concurrent writers in the CPU and the lag phases,
@@ -49,14 +55,14 @@ start=$SECONDS
 if [ "${1:-}" = controlplane ]; then
 	export LOAD_CP_OUT=${LOAD_CP_OUT:-$PWD/bin/bench-controlplane.json}
 	go test -tags load -count=1 -v -run 'TestControlPlaneCost$' -timeout "${BENCH_TIMEOUT:-60m}" ./e2e/load/ |
-		grep --line-buffered -E '^(BenchmarkControlPlane|--- |\s+controlplane_test.go|ok|FAIL|PASS)'
+		grep --line-buffered -E '^(BenchmarkControlPlane|--- |\s+controlplane_test.go|\s+seed.go|ok|FAIL|PASS)'
 	echo "bench-apiserver controlplane: $((SECONDS - start)) s; figures in $LOAD_CP_OUT"
 	exit
 fi
 if [ "${1:-}" = million ]; then
 	export LOAD_MILLION=${LOAD_MILLION:-1000000} LOAD_MILLION_OUT=${LOAD_MILLION_OUT:-$PWD/bin/bench-million.json}
 	go test -tags load -count=1 -v -run 'TestMillionEvents$' -timeout "${BENCH_TIMEOUT:-180m}" ./e2e/load/ |
-		grep --line-buffered -E '^(--- |\s+million_test.go|\s+load_test.go|ok|FAIL|PASS)'
+		grep --line-buffered -E '^(--- |\s+million_test.go|\s+seed.go|\s+load_test.go|ok|FAIL|PASS)'
 	echo "bench-apiserver million: $((SECONDS - start)) s; figures in $LOAD_MILLION_OUT"
 	exit
 fi

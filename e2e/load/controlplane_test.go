@@ -37,6 +37,7 @@ import (
 //	kubecause-one-watch-x2
 //	kubecause-one-watch-noise-excluded  kubecause, default flags: one watch that excludes the
 //	                     commonest Normal reasons server-side (events.DefaultFieldSelector)
+//	kubecause-one-watch-noise-excluded-x2  two replicas of it
 //
 // Settings (environment):
 //
@@ -45,6 +46,16 @@ import (
 //	LOAD_CP_RATE       their rate in writes/s (default 200)
 //	LOAD_CP_NORMAL     share of Normal pod start-up Events among creates and writes (default 0.8)
 //	LOAD_CP_SCENARIOS  comma-separated scenarios (default: all of the above)
+//	LOAD_CP_SEED       "etcd" (default): seed once (seedEvents: LOAD_SEED_API Events through the
+//	                   apiserver, the rest directly into etcd), stop that control plane, and give
+//	                   each scenario a copy of its etcd data directory and a fresh apiserver;
+//	                   "apiserver": each scenario seeds its own, every Event through the apiserver
+//	LOAD_ETCD_DIR      where etcd's data directories go, e.g. a tmpfs (default: the test's directory)
+//	LOAD_CP_RELIST     comma-separated relists after the writes: "watchers" (default: the
+//	                   watchers are stopped and started again) and/or "apiserver" (etcd is
+//	                   compacted past the watchers' resourceVersion and kube-apiserver restarted:
+//	                   every watch gets "too old resource version" and lists again)
+//	LOAD_READY_TIMEOUT how long a start or a relist may take (default 10m)
 //	LOAD_CP_OUT        file that receives the results as JSON
 //	LOAD_CP_DUMP       directory that receives the last raw /metrics of kube-apiserver and etcd
 
@@ -65,6 +76,7 @@ var cpScenarios = []cpScenario{
 	{Name: "kubecause-one-watch", kind: "kubecause", replicas: 1, args: []string{"--events.field-selector="}},
 	{Name: "kubecause-one-watch-x2", kind: "kubecause", replicas: 2, args: []string{"--events.field-selector="}},
 	{Name: "kubecause-one-watch-noise-excluded", kind: "kubecause", replicas: 1}, // the default
+	{Name: "kubecause-one-watch-noise-excluded-x2", kind: "kubecause", replicas: 2},
 }
 
 // nineWatches are the field selectors of kubecause's watches with
@@ -198,6 +210,22 @@ type CPResult struct {
 	Startup  CPStep  `json:"startup"`
 	Steady   CPStep  `json:"writes"`
 	Restart  CPStep  `json:"restart"`
+	// Relist: etcd compacted, kube-apiserver restarted, every watch listed again. The
+	// apiserver's counters are its new process's (they include its own start: see "none");
+	// etcd's are the difference. Relisted is what the watchers say they did (kubecause's
+	// kubecause_relists_total, the floor's Events listed), Live the Events there were to list.
+	Relist   CPStep  `json:"relist_apiserver"`
+	Relisted float64 `json:"relisted"`
+	Live     int64   `json:"relist_live_events"`
+	// How the scenario's control plane got its Events: seeded (SeedSeconds) or a copy of the
+	// seeded etcd data directory (CopySeconds), and how long the control plane took to start.
+	// ScrapeMS is the median of 5 full scrapes (gzip) of the first kubecause once synced, and
+	// ScrapeBytes their size.
+	ScrapeMS     float64 `json:"scrape_ms_median,omitempty"`
+	ScrapeBytes  int     `json:"scrape_bytes,omitempty"`
+	SeedSeconds  float64 `json:"seed_seconds,omitempty"`
+	CopySeconds  float64 `json:"copy_seconds,omitempty"`
+	StartSeconds float64 `json:"control_plane_start_seconds"`
 }
 
 // TestControlPlaneCost measures, for each scenario, what the watchers' start-up (the initial
@@ -236,20 +264,67 @@ func TestControlPlaneCost(t *testing.T) {
 		t.Fatalf("kubecause binary: %v", err)
 	}
 	floor := buildFloor(t)
+	var seed *cpSeed
+	if os.Getenv("LOAD_CP_SEED") != "apiserver" {
+		seed = seedOnce(t, events, normal)
+	}
 	var results []CPResult
 	for _, sc := range scenarios {
 		t.Run(sc.Name, func(t *testing.T) {
-			r := runScenario(t, sc, bins.Kubecause, floor, events, writes, rate, normal)
+			r := runScenario(t, sc, bins.Kubecause, floor, seed, events, writes, rate, normal)
 			results = append(results, r)
+			// Reported as each scenario ends: a long run stopped early keeps what it measured.
+			reportCP([]CPResult{r})
+			if out := os.Getenv("LOAD_CP_OUT"); out != "" {
+				b, _ := json.MarshalIndent(results, "", "  ")
+				if err := os.WriteFile(out, b, 0o644); err != nil {
+					t.Error(err)
+				}
+			}
 		})
 	}
-	reportCP(results)
-	if out := os.Getenv("LOAD_CP_OUT"); out != "" && len(results) > 0 {
-		b, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			t.Error(err)
-		}
+}
+
+// cpSeed is the seeded etcd data directory the scenarios copy, and the generator that knows its
+// Events.
+type cpSeed struct {
+	dataDir string
+	g       *Generator
+	stats   SeedStats
+}
+
+// seedOnce seeds the Events once, into a control plane of its own, and stops it: each scenario
+// starts from a copy of its etcd data directory.
+func seedOnce(t *testing.T, n int, normal float64) *cpSeed {
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := bigClusterOptions(dir)
+	o.EtcdDataDir = filepath.Join(etcdBase(dir), fmt.Sprintf("etcd-seed-%d", time.Now().UnixNano()))
+	t.Cleanup(func() { _ = os.RemoveAll(o.EtcdDataDir) })
+	cl, err := framework.StartCluster(dir, o)
+	if err != nil {
+		t.Fatal(err)
 	}
+	g, ss := seedEvents(t, ctx, cl, n, normal, "etcd")
+	if err := cl.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting for process") {
+		t.Fatalf("stopping the seeded control plane: %v", err)
+	}
+	return &cpSeed{dataDir: o.EtcdDataDir, g: g, stats: ss}
+}
+
+// etcdBase is where etcd's data directories go: LOAD_ETCD_DIR (a tmpfs) or dir.
+func etcdBase(dir string) string {
+	if d := os.Getenv("LOAD_ETCD_DIR"); d != "" {
+		return d
+	}
+	return dir
+}
+
+func readyTimeout() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("LOAD_READY_TIMEOUT")); err == nil {
+		return d
+	}
+	return 10 * time.Minute
 }
 
 func intEnv(env string, def int) int {
@@ -299,11 +374,11 @@ func (w *watchers) start(t *testing.T) {
 			w.stats = append(w.stats, stats)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Minute)
+	deadline := time.Now().Add(readyTimeout())
 	for _, addr := range w.addrs {
 		for {
 			if time.Now().After(deadline) {
-				t.Fatalf("kubecause at %s not ready after 10 min", addr)
+				t.Fatalf("kubecause at %s not ready after %s", addr, readyTimeout())
 			}
 			if resp, err := w.hc.Get("http://" + addr + "/readyz"); err == nil {
 				resp.Body.Close()
@@ -317,7 +392,7 @@ func (w *watchers) start(t *testing.T) {
 	for _, st := range w.stats {
 		for floorStats(st)["synced"] != 1 {
 			if time.Now().After(deadline) {
-				t.Fatalf("floor not synced after 10 min")
+				t.Fatalf("floor not synced after %s", readyTimeout())
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -364,6 +439,46 @@ func (w *watchers) caughtUp(t *testing.T, occurrences int64, floorWrites int64) 
 	}
 }
 
+// relisted is what the watchers have listed since they started: kubecause's full lists after
+// the first (kubecause_relists_total), the floor's Events listed.
+func (w *watchers) relisted(t *testing.T) float64 {
+	t.Helper()
+	var n float64
+	for _, addr := range w.addrs {
+		b, _, err := Scrape(w.hc, "http://"+addr+"/metrics?name[]=kubecause_relists_total")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := SumSamples(b, "kubecause_relists_total")
+		n += v
+	}
+	for _, st := range w.stats {
+		n += float64(floorStats(st)["listed"])
+	}
+	return n
+}
+
+// countedNow is kubecause_events_total summed over the replicas.
+func (w *watchers) countedNow(t *testing.T) float64 {
+	t.Helper()
+	var n float64
+	for _, addr := range w.addrs {
+		n += w.counted(t, addr)
+	}
+	return n
+}
+
+// resetPeak resets the watchers' peak RSS (VmHWM) so that the next reading is the peak of what
+// follows (proc(5), /proc/<pid>/clear_refs).
+func (w *watchers) resetPeak(t *testing.T) {
+	t.Helper()
+	for _, p := range w.procs {
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.cmd.Process.Pid), []byte("5"), 0o644); err != nil {
+			t.Fatalf("resetting %s's peak RSS: %v", p.name, err)
+		}
+	}
+}
+
 func (w *watchers) stop() {
 	for _, p := range w.procs {
 		p.stop()
@@ -395,34 +510,60 @@ func loadAvg() float64 {
 	return v
 }
 
-func runScenario(t *testing.T, sc cpScenario, kcBin, floorBin string, events, writes, rate int, normal float64) CPResult {
+func runScenario(t *testing.T, sc cpScenario, kcBin, floorBin string, seed *cpSeed, events, writes, rate int, normal float64) CPResult {
 	ctx := context.Background()
 	dir := t.TempDir()
 	r := CPResult{Scenario: sc.Name, Events: events, Normal: normal}
-	cl, err := framework.StartCluster(dir, framework.ClusterOptions{LogDir: dir})
+	o := framework.ClusterOptions{LogDir: dir}
+	if seed != nil {
+		// A copy of the seeded etcd data directory, a fresh kube-apiserver.
+		o = bigClusterOptions(dir)
+		o.EtcdDataDir = filepath.Join(etcdBase(dir), fmt.Sprintf("etcd-%s-%d", sc.Name, time.Now().UnixNano()))
+		t.Cleanup(func() { _ = os.RemoveAll(o.EtcdDataDir) })
+		start := time.Now()
+		if err := copyDir(seed.dataDir, o.EtcdDataDir); err != nil {
+			t.Fatal(err)
+		}
+		r.CopySeconds = time.Since(start).Seconds()
+	}
+	start := time.Now()
+	cl, err := framework.StartCluster(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Stop() })
+	r.StartSeconds = time.Since(start).Seconds()
 	client, err := kubernetes.NewForConfig(fastConfig(cl.Config))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hc := &http.Client{Timeout: time.Minute}
-	scr := cpScraper{api: cl.Client, etcdURL: cl.Env.ControlPlane.Etcd.URL.String(), hc: hc}
-	g := &Generator{Client: client, Namespaces: 50, Workers: 16, NormalShare: normal}
-	nss := []string{}
-	for i := 0; i < g.Namespaces; i++ {
-		nss = append(nss, g.Namespace(i))
+	etcdURL := cl.Env.ControlPlane.Etcd.URL.String()
+	scr := cpScraper{api: cl.Client, etcdURL: etcdURL, hc: hc}
+	var g *Generator
+	if seed != nil {
+		g = seed.g.fork(client, 16)
+		if live := countEvents(t, ctx, client); live != int64(events) {
+			t.Fatalf("the copied etcd data directory holds %d Events, %d were seeded", live, events)
+		}
+		t.Logf("copied the seeded etcd data (%d Events, %.0f MiB) in %.1f s, control plane started in %.1f s (seeding took %.1f s)",
+			events, seed.stats.EtcdDBMiB, r.CopySeconds, r.StartSeconds, seed.stats.Seconds)
+	} else {
+		g = &Generator{Client: client, Namespaces: 50, Workers: 16, NormalShare: normal}
+		nss := []string{}
+		for i := 0; i < g.Namespaces; i++ {
+			nss = append(nss, g.Namespace(i))
+		}
+		if err := cl.EnsureNamespaces(ctx, nss...); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		if err := g.Seed(ctx, events); err != nil {
+			t.Fatal(err)
+		}
+		r.SeedSeconds = time.Since(start).Seconds()
+		t.Logf("seeded %d Events (%d Normal) in %.1f s", events, g.Normals.Load(), r.SeedSeconds)
 	}
-	if err := cl.EnsureNamespaces(ctx, nss...); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := g.Seed(ctx, events); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("seeded %d Events (%d Normal) in %.1f s", events, g.Normals.Load(), time.Since(start).Seconds())
 
 	bin := kcBin
 	if sc.kind == "floor" {
@@ -445,7 +586,21 @@ func runScenario(t *testing.T, sc cpScenario, kcBin, floorBin string, events, wr
 	start = time.Now()
 	w.start(t)
 	r.Startup = step(s0, 0, time.Since(start).Seconds())
-	t.Logf("start-up: %.0f initial lists (%.0f past 60 s, the longest ≤ %g s) in %.1f s", r.Startup.InitialLists, r.Startup.ListsOver60, r.Startup.LongestList, r.Startup.Seconds)
+	t.Logf("start-up: %.0f initial lists (%.0f past 60 s, the longest ≤ %g s) in %.1f s; watchers' peak RSS %.1f MiB; load average %.1f",
+		r.Startup.InitialLists, r.Startup.ListsOver60, r.Startup.LongestList, r.Startup.Seconds, mib(r.Startup.WatcherHWM), loadAvg())
+	if len(w.addrs) > 0 {
+		var times []float64
+		for i := 0; i < 5; i++ {
+			b, took, err := Scrape(hc, "http://"+w.addrs[0]+"/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			times = append(times, float64(took.Microseconds())/1000)
+			r.ScrapeBytes = len(b)
+		}
+		r.ScrapeMS = median(times)
+		t.Logf("scrape (gzip): median %.0f ms of %v, %d bytes", r.ScrapeMS, times, r.ScrapeBytes)
+	}
 
 	// The writes: what each watcher's notifications cost.
 	s1 := scr.snapshot(t, ctx)
@@ -466,16 +621,95 @@ func runScenario(t *testing.T, sc cpScenario, kcBin, floorBin string, events, wr
 	r.Steady = step(s1, cpu1, took.Seconds())
 	t.Logf("%d writes in %.1f s (%.0f/s), load average %.1f", n, took.Seconds(), r.Rate, r.Load1)
 
-	// A restart of the watchers: their relists.
-	if sc.kind != "none" {
-		w.stop()
-		s2, raw2 := scr.snapshotRaw(t, ctx)
-		raw = raw2
-		start = time.Now()
-		w.start(t)
-		r.Restart = step(s2, 0, time.Since(start).Seconds())
+	relists := os.Getenv("LOAD_CP_RELIST")
+	if relists == "" {
+		relists = "watchers"
+	}
+	for _, how := range strings.Split(relists, ",") {
+		switch how {
+		case "watchers":
+			// A restart of the watchers: their relists.
+			if sc.kind != "none" {
+				w.stop()
+				s2, raw2 := scr.snapshotRaw(t, ctx)
+				raw = raw2
+				start = time.Now()
+				w.start(t)
+				r.Restart = step(s2, 0, time.Since(start).Seconds())
+			}
+		case "apiserver":
+			relistAPIServer(t, ctx, cl, scr, w, &r, step, &raw)
+		default:
+			t.Fatalf("LOAD_CP_RELIST: unknown relist %q", how)
+		}
 	}
 	return r
+}
+
+// relistAPIServer makes every watch list again, as an apiserver restart after a compaction
+// does: kube-apiserver (not etcd) is stopped, a key outside the apiserver's prefix is written to
+// etcd so that etcd's revision passes every watcher's resourceVersion (bookmarks included), etcd
+// is compacted there, and kube-apiserver started again; each watch resumes from its
+// resourceVersion, gets "too old resource version" (410 Gone) and its reflector lists again.
+// It waits until every watcher says it did (kubecause_relists_total, the floor's Events listed)
+// and measures the relist: the watchers' peak RSS (reset before), etcd's counters (its process
+// goes on), the new kube-apiserver's (from zero: its own start is in them, as in "none").
+func relistAPIServer(t *testing.T, ctx context.Context, cl *framework.Cluster, scr cpScraper, w *watchers, r *CPResult,
+	step func(s0 cpSnapshot, cpu0, took float64) CPStep, raw *[]byte) {
+	t.Helper()
+	gw := etcdGateway{url: scr.etcdURL, hc: &http.Client{Timeout: 5 * time.Minute}}
+	r.Live = countEvents(t, ctx, cl.Client) // nothing is written until the relist has ended
+	relisted0, counted0 := w.relisted(t), w.countedNow(t)
+	cpu0, _, _ := w.proc(t)
+	w.resetPeak(t)
+	s0 := scr.snapshot(t, ctx)
+	for _, c := range cpCounters {
+		if c.source == "apiserver" {
+			s0[c.Key] = 0 // a new process: its counters start from zero
+		}
+	}
+	*raw = nil
+	start := time.Now()
+	api := cl.Env.ControlPlane.GetAPIServer()
+	if err := api.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting for process") {
+		t.Fatalf("stopping kube-apiserver: %v", err)
+	}
+	if err := gw.put(ctx, []etcdPut{{key: "/kubecause-load/relist", value: []byte(time.Now().String())}}, "0"); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := gw.revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Start(); err != nil {
+		t.Fatalf("starting kube-apiserver again: %v", err)
+	}
+	// What the relist must amount to: one more full list per kubecause watch, every live Event
+	// listed again by the floor.
+	want := float64(len(w.addrs))
+	for range w.stats {
+		if len(w.sc.args) == 1 && w.sc.args[0] == "" {
+			want += float64(r.Live) // the floor on every Event
+		} else {
+			want++ // the floor with selectors: some Events
+		}
+	}
+	if err := framework.Poll(ctx, readyTimeout(), func() (bool, error) {
+		return w.relisted(t)-relisted0 >= want, nil
+	}); err != nil {
+		t.Errorf("after the apiserver's restart the watchers relisted %v, want %v", w.relisted(t)-relisted0, want)
+	}
+	r.Relisted = w.relisted(t) - relisted0
+	r.Relist = step(s0, cpu0, time.Since(start).Seconds())
+	// Nothing was written: the relist counts no occurrence.
+	if c := w.countedNow(t); c != counted0 {
+		t.Errorf("the relist counted %v occurrences, nothing was written", c-counted0)
+	}
+	t.Logf("relist after compaction at revision %d and an apiserver restart: %.0f relisted (%d live Events), %.0f initial lists (%.0f past 60 s), %.1f s, watchers' peak RSS %.1f MiB",
+		rev, r.Relisted, r.Live, r.Relist.InitialLists, r.Relist.ListsOver60, r.Relist.Seconds, mib(r.Relist.WatcherHWM))
 }
 
 // reportCP prints one line per scenario and step, benchstat-style.
@@ -488,7 +722,7 @@ func reportCP(rs []CPResult) {
 		for _, st := range []struct {
 			name string
 			s    CPStep
-		}{{"startup", r.Startup}, {"writes", r.Steady}, {"restart", r.Restart}} {
+		}{{"startup", r.Startup}, {"writes", r.Steady}, {"restart", r.Restart}, {"relist-apiserver", r.Relist}} {
 			if st.s.Cost == nil {
 				continue
 			}

@@ -5,30 +5,14 @@ package load
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubecause/kubecause/e2e/framework"
 )
@@ -144,14 +128,7 @@ func runMillion(t *testing.T, kcBin string, n int) MillionResult {
 	if r.Seed == "" {
 		r.Seed = "etcd"
 	}
-	o := framework.ClusterOptions{
-		LogDir: dir,
-		// Every Event lives through the run (the seed may take longer than the default hour).
-		APIServerArgs: map[string]string{"event-ttl": "6h", "max-requests-inflight": "2000", "max-mutating-requests-inflight": "1000"},
-		// etcd's default quota is 2 GiB; a million Events and their revisions take more. Larger
-		// transactions for the direct seed.
-		EtcdArgs: map[string]string{"quota-backend-bytes": fmt.Sprint(int64(16) << 30), "max-txn-ops": "1024", "max-request-bytes": fmt.Sprint(4 << 20)},
-	}
+	o := bigClusterOptions(dir)
 	if d := os.Getenv("LOAD_ETCD_DIR"); d != "" {
 		o.EtcdDataDir = filepath.Join(d, fmt.Sprintf("etcd-%d-%d", n, time.Now().UnixNano()))
 		t.Cleanup(func() { _ = os.RemoveAll(o.EtcdDataDir) })
@@ -161,70 +138,11 @@ func runMillion(t *testing.T, kcBin string, n int) MillionResult {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Stop() })
-	nClients := intEnv("LOAD_SEED_CLIENTS", 8)
-	var clients []kubernetes.Interface
-	for i := 0; i < nClients; i++ {
-		cfg := fastConfig(cl.Config)
-		// A dialer of its own makes client-go build a transport (a connection) for this client
-		// instead of sharing the cached one.
-		cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-		c, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients = append(clients, c)
-	}
-	client := clients[0]
-	g := &Generator{Client: client, Clients: clients, Namespaces: 50, Workers: intEnv("LOAD_SEED_WORKERS", 128)}
-	nss := []string{"load-probe"}
-	for i := 0; i < g.Namespaces; i++ {
-		nss = append(nss, g.Namespace(i))
-	}
-	if err := cl.EnsureNamespaces(ctx, nss...); err != nil {
-		t.Fatal(err)
-	}
-
-	// Seed through the apiserver (all of them, or the first LOAD_SEED_API), then into etcd.
-	r.SeedAPI = n
-	if r.Seed == "etcd" {
-		r.SeedAPI = min(n, intEnv("LOAD_SEED_API", 20000))
-	}
-	start := time.Now()
-	if err := g.Seed(ctx, r.SeedAPI); err != nil {
-		t.Fatal(err)
-	}
-	r.SeedAPIRate = float64(r.SeedAPI) / time.Since(start).Seconds()
-	r.SeedAPILoad = loadAvg()
-	t.Logf("seeded %d Events through the apiserver in %.1f s: %.0f creates/s (%d connections, %d writers; load average %.1f)",
-		r.SeedAPI, time.Since(start).Seconds(), r.SeedAPIRate, nClients, g.Workers, r.SeedAPILoad)
-	etcdURL := cl.Env.ControlPlane.Etcd.URL.String()
-	if rest := n - r.SeedAPI; rest > 0 {
-		start = time.Now()
-		if err := seedEtcd(ctx, t, g, etcdURL, rest); err != nil {
-			t.Fatal(err)
-		}
-		r.SeedEtcd = rest
-		r.SeedEtcdRate = float64(rest) / time.Since(start).Seconds()
-		t.Logf("seeded %d Events into etcd in %.1f s: %.0f puts/s (load average %.1f)", rest, time.Since(start).Seconds(), r.SeedEtcdRate, loadAvg())
-	}
-	// The apiserver's own count of the Events (remainingItemCount of a one-item list).
-	l, err := client.CoreV1().Events("").List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Live = int64(len(l.Items))
-	if l.RemainingItemCount != nil {
-		r.Live += *l.RemainingItemCount
-	}
-	if r.Live != int64(n) {
-		t.Fatalf("the apiserver lists %d Events, %d were seeded", r.Live, n)
-	}
-	scr := cpScraper{api: cl.Client, etcdURL: etcdURL, hc: &http.Client{Timeout: 5 * time.Minute}}
-	if raw, err := scr.read(ctx); err == nil {
-		v, _ := SumSamples(raw["etcd"], "etcd_mvcc_db_total_size_in_bytes")
-		r.EtcdDBMiB = v / (1 << 20)
-	}
-	t.Logf("the apiserver lists %d Events; etcd's database %.0f MiB", r.Live, r.EtcdDBMiB)
+	g, ss := seedEvents(t, ctx, cl, n, 0, r.Seed)
+	client := g.Client
+	r.SeedAPI, r.SeedAPIRate, r.SeedAPILoad, r.SeedEtcd, r.SeedEtcdRate, r.Live, r.EtcdDBMiB =
+		ss.API, ss.APIRate, ss.APILoad, ss.Etcd, ss.EtcdRate, ss.Live, ss.EtcdDBMiB
+	scr := cpScraper{api: cl.Client, etcdURL: cl.Env.ControlPlane.Etcd.URL.String(), hc: &http.Client{Timeout: 5 * time.Minute}}
 	if os.Getenv("LOAD_SEED_ONLY") == "1" {
 		return r
 	}
@@ -403,244 +321,4 @@ func etcdListPages(before, after []byte) (n, over60, longest float64) {
 	}
 	// The same reading as watchLists: a histogram of one resource's requests.
 	return watchLists(keep(before), keep(after))
-}
-
-// etcdGateway talks to etcd's JSON gateway (/v3/…) on its client URL.
-type etcdGateway struct {
-	url string
-	hc  *http.Client
-}
-
-func (e etcdGateway) post(ctx context.Context, path string, in, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	resp, err := e.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("etcd %s: %s: %s", path, resp.Status, body)
-	}
-	if out != nil {
-		return json.Unmarshal(body, out)
-	}
-	return nil
-}
-
-// get reads one key's value.
-func (e etcdGateway) get(ctx context.Context, key string) ([]byte, error) {
-	var out struct {
-		Kvs []struct {
-			Value []byte `json:"value"`
-		} `json:"kvs"`
-	}
-	if err := e.post(ctx, "/v3/kv/range", map[string]any{"key": []byte(key)}, &out); err != nil {
-		return nil, err
-	}
-	if len(out.Kvs) != 1 {
-		return nil, fmt.Errorf("etcd: %d values under %s", len(out.Kvs), key)
-	}
-	return out.Kvs[0].Value, nil
-}
-
-// grant creates a lease of ttl, as kube-apiserver does for Events (one per minute of creates).
-func (e etcdGateway) grant(ctx context.Context, ttl time.Duration) (string, error) {
-	var out struct {
-		ID string `json:"ID"`
-	}
-	if err := e.post(ctx, "/v3/lease/grant", map[string]any{"TTL": int64(ttl.Seconds())}, &out); err != nil {
-		return "", err
-	}
-	return out.ID, nil
-}
-
-type etcdPut struct {
-	key   string
-	value []byte
-}
-
-// put writes the keys in one transaction, each attached to the lease.
-func (e etcdGateway) put(ctx context.Context, kvs []etcdPut, lease string) error {
-	ops := make([]any, len(kvs))
-	for i, kv := range kvs {
-		ops[i] = map[string]any{"requestPut": map[string]any{
-			"key": base64.StdEncoding.EncodeToString([]byte(kv.key)), "value": base64.StdEncoding.EncodeToString(kv.value), "lease": lease}}
-	}
-	return e.post(ctx, "/v3/kv/txn", map[string]any{"success": ops}, nil)
-}
-
-// seedEtcd writes n more Events into etcd directly, as kube-apiserver stores them: for each
-// kubelet message and for kube-scheduler's FailedScheduling, one Event created through the
-// apiserver is read back from etcd, checked to encode back to the same bytes, and cloned with its
-// own name, UID, involved object, node and times (its managed fields keep their shape, their time
-// is the clone's creation); the clones are attached to leases of the apiserver's Event TTL. The
-// apiserver serves them as any other Event (it reads Events from etcd for every list and watch:
-// they have no watch cache); the generator knows them, so later writes repeat them.
-func seedEtcd(ctx context.Context, t *testing.T, g *Generator, etcdURL string, n int) error {
-	gw := etcdGateway{url: etcdURL, hc: &http.Client{Timeout: 5 * time.Minute}}
-	ser := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
-	enc := scheme.Codecs.EncoderForVersion(ser, corev1.SchemeGroupVersion)
-	r := rand.New(rand.NewPCG(7, 7))
-	// Templates: one Event per kubelet message, and one of kube-scheduler's.
-	type template struct {
-		ev     *corev1.Event
-		series bool
-	}
-	var templates []template
-	read := func(ns, name string, series bool) error {
-		raw, err := gw.get(ctx, "/registry/events/"+ns+"/"+name)
-		if err != nil {
-			return err
-		}
-		obj, _, err := ser.Decode(raw, nil, nil)
-		if err != nil {
-			return err
-		}
-		ev, ok := obj.(*corev1.Event)
-		if !ok {
-			return fmt.Errorf("etcd holds a %T under /registry/events/", obj)
-		}
-		again, err := runtime.Encode(enc, ev)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(again, raw) {
-			return fmt.Errorf("the Event %s/%s does not encode back to the bytes etcd holds (%d vs %d bytes)", ns, name, len(again), len(raw))
-		}
-		templates = append(templates, template{ev, series})
-		return nil
-	}
-	ns := g.Namespace(0)
-	for i, m := range kubeletMessages {
-		now := metav1.NewTime(time.Now())
-		ev, err := g.Client.CoreV1().Events(ns).Create(ctx, &corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("template-%d.%x", i, time.Now().UnixNano()), Namespace: ns},
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: "template", UID: types.UID("00000000-0000-4000-c000-000000000001")},
-			Reason:         m[0], Message: m[1], Type: corev1.EventTypeWarning,
-			Source:         corev1.EventSource{Component: "kubelet", Host: "node-0"},
-			FirstTimestamp: now, LastTimestamp: now, Count: 1,
-			ReportingController: "kubelet", ReportingInstance: "node-0",
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		if err := read(ns, ev.Name, false); err != nil {
-			return err
-		}
-	}
-	sev, err := g.Client.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("template-s.%x", time.Now().UnixNano()), Namespace: ns},
-		EventTime:           metav1.NewMicroTime(time.Now()),
-		ReportingController: "default-scheduler", ReportingInstance: "default-scheduler-load",
-		Action: "Scheduling", Reason: "FailedScheduling", Note: schedulerMessage, Type: corev1.EventTypeWarning,
-		Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: "template", UID: types.UID("00000000-0000-4000-c000-000000000002")},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return err
-	}
-	if err := read(ns, sev.Name, true); err != nil {
-		return err
-	}
-	// The templates count as Events of the run: the clones are n minus them.
-	n -= len(templates)
-	for _, tp := range templates {
-		g.add(&live{ns: tp.ev.Namespace, name: tp.ev.Name, count: 1, series: tp.series})
-		g.Occurrences.Add(1)
-	}
-
-	const batch = 512
-	jobs := make(chan []etcdPut, 8)
-	var first atomic.Value
-	var wg sync.WaitGroup
-	var leaseMu sync.Mutex
-	lease, leaseAt := "", time.Time{}
-	currentLease := func() (string, error) {
-		leaseMu.Lock()
-		defer leaseMu.Unlock()
-		if lease == "" || time.Since(leaseAt) > time.Minute { // the apiserver reuses a lease for a minute
-			id, err := gw.grant(ctx, 6*time.Hour)
-			if err != nil {
-				return "", err
-			}
-			lease, leaseAt = id, time.Now()
-		}
-		return lease, nil
-	}
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for kvs := range jobs {
-				if first.Load() != nil {
-					continue
-				}
-				id, err := currentLease()
-				if err == nil {
-					err = gw.put(ctx, kvs, id)
-				}
-				if err != nil {
-					first.CompareAndSwap(nil, err)
-				}
-			}
-		}()
-	}
-	var kvs []etcdPut
-	for i := 0; i < n && first.Load() == nil; i++ {
-		k := g.seq.Add(1)
-		tp := templates[len(templates)-1]
-		if k%10 != 0 {
-			tp = templates[r.IntN(len(templates)-1)]
-		}
-		ev := tp.ev.DeepCopy()
-		nsName := g.Namespace(int(k))
-		now := time.Now()
-		pod := fmt.Sprintf("web-%d", k/4)
-		if tp.series {
-			pod = fmt.Sprintf("pending-%d", k)
-		}
-		ev.Namespace, ev.Name = nsName, fmt.Sprintf("%s.%x%x", pod, now.UnixNano(), k%4)
-		ev.UID = uuid.NewUUID()
-		ev.CreationTimestamp = metav1.NewTime(now)
-		for j := range ev.ManagedFields {
-			ev.ManagedFields[j].Time = &ev.CreationTimestamp
-		}
-		ev.InvolvedObject.Namespace, ev.InvolvedObject.Name = nsName, pod
-		ev.InvolvedObject.UID = types.UID(fmt.Sprintf("00000000-0000-4000-d000-%012d", k))
-		if tp.series {
-			ev.EventTime = metav1.NewMicroTime(now)
-		} else {
-			ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(now), metav1.NewTime(now)
-			ev.Source.Host, ev.ReportingInstance = fmt.Sprintf("node-%d", k%100), fmt.Sprintf("node-%d", k%100)
-		}
-		b, err := runtime.Encode(enc, ev)
-		if err != nil {
-			return err
-		}
-		kvs = append(kvs, etcdPut{key: "/registry/events/" + nsName + "/" + ev.Name, value: b})
-		g.add(&live{ns: nsName, name: ev.Name, count: 1, series: tp.series})
-		if len(kvs) == batch || i == n-1 {
-			jobs <- kvs
-			kvs = nil
-		}
-		if i%100000 == 99999 {
-			t.Logf("  %d Events into etcd", i+1)
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err, _ := first.Load().(error); err != nil {
-		return err
-	}
-	return nil
 }
