@@ -589,16 +589,11 @@ func runScenario(t *testing.T, sc cpScenario, kcBin, floorBin string, seed *cpSe
 	t.Logf("start-up: %.0f initial lists (%.0f past 60 s, the longest ≤ %g s) in %.1f s; watchers' peak RSS %.1f MiB; load average %.1f",
 		r.Startup.InitialLists, r.Startup.ListsOver60, r.Startup.LongestList, r.Startup.Seconds, mib(r.Startup.WatcherHWM), loadAvg())
 	if len(w.addrs) > 0 {
-		var times []float64
-		for i := 0; i < 5; i++ {
-			b, took, err := Scrape(hc, "http://"+w.addrs[0]+"/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			times = append(times, float64(took.Microseconds())/1000)
-			r.ScrapeBytes = len(b)
+		ms, times, size, err := medianScrape(hc, "http://"+w.addrs[0]+"/metrics", 5)
+		if err != nil {
+			t.Fatal(err)
 		}
-		r.ScrapeMS = median(times)
+		r.ScrapeMS, r.ScrapeBytes = ms, size
 		t.Logf("scrape (gzip): median %.0f ms of %v, %d bytes", r.ScrapeMS, times, r.ScrapeBytes)
 	}
 

@@ -172,16 +172,11 @@ func runMillion(t *testing.T, kcBin string, n int) MillionResult {
 	occ0 := g.Occurrences.Load()
 
 	// Scrape: median of 5 full scrapes (gzip).
-	var times []float64
-	for i := 0; i < 5; i++ {
-		b, took, err := Scrape(hc, "http://"+kcAddr+"/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		times = append(times, float64(took.Microseconds())/1000)
-		r.ScrapeBytes = len(b)
+	ms, times, size, err := medianScrape(hc, "http://"+kcAddr+"/metrics", 5)
+	if err != nil {
+		t.Fatal(err)
 	}
-	r.ScrapeMS = median(times)
+	r.ScrapeMS, r.ScrapeBytes = ms, size
 	t.Logf("scrape (gzip): median %.0f ms of %v, %d bytes", r.ScrapeMS, times, r.ScrapeBytes)
 
 	// Lag at 1,000 writes/s: the kubelet's mix, then an Event storm.

@@ -192,3 +192,17 @@ func HistogramQuantile(body []byte, name string, q float64) (float64, bool) {
 	}
 	return lo, true
 }
+
+// medianScrape scrapes url n times (gzip) and returns the median time in milliseconds, every
+// time, and the size of the last (decompressed) exposition.
+func medianScrape(c *http.Client, url string, n int) (ms float64, times []float64, size int, err error) {
+	for i := 0; i < n; i++ {
+		b, took, err := Scrape(c, url)
+		if err != nil {
+			return 0, times, 0, err
+		}
+		times = append(times, float64(took.Microseconds())/1000)
+		size = len(b)
+	}
+	return median(times), times, size, nil
+}
