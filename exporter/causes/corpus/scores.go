@@ -29,6 +29,7 @@ var blindRounds = []struct {
 	{file: "blind2.yaml", version: "1.7.0", date: "2026-11-26", lines: 151, named: 100, namedRight: 95, knowable: 112, covered: 95},
 	{file: "blind3.yaml", version: "1.8.0", date: "2026-11-26", lines: 31, named: 12, namedRight: 12, knowable: 13, covered: 12},
 	{file: "blind4.yaml", version: "1.8.0", date: "2026-11-26", lines: 153, named: 59, namedRight: 55, knowable: 67, covered: 55},
+	{file: "blind5.yaml", version: "1.9.0", date: "2026-11-26", lines: 199, named: 119, namedRight: 116, knowable: 130, covered: 116},
 }
 
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
@@ -370,8 +371,39 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 	w("grpc-go's and Docker's wording (a golden test holds the kubelet's current prefix; two kata lines hold the\n")
 	w("anchoring). The patterns now expand to about 10,800 instructions. **Round 4's first score stays the honest\n")
 	w("figure for table %s, the table it measured**; re-scored with table %s — no longer blind, for comparison only —\n", r4.version, t.Version())
-	w("it gives %.1f %% (%d/%d) and %.1f %% (%d/%d). Table %s is measured by the next blind round.\n\n",
-		b4.Precision(), b4.NamedRight, b4.Named, b4.Coverage(), b4.Covered, b4.Knowable, t.Version())
+	w("it gives %.1f %% (%d/%d) and %.1f %% (%d/%d). Table 1.9.0 is measured by the fifth round, below.\n\n",
+		b4.Precision(), b4.NamedRight, b4.Named, b4.Coverage(), b4.Covered, b4.Knowable)
+	r5 := blindRounds[4]
+	w("The **fifth blind round** (`testdata/corpus/blind5.yaml`) holds %d real messages from %d threads, collected\n", r5.lines, threadCount(blinds[4]))
+	w("after the rules of table %s were final by two collectors who split the GitHub owners (a–k, l–z), from threads no\n", r5.version)
+	w("other corpus file cites, labelled by hand and committed before any table classified them: vendors' CSI drivers\n")
+	w("(Azure File, Secrets Store providers, Linode, Scaleway, TrueNAS, QNAP, Synology, Trident, oVirt), custom and vendor\n")
+	w("schedulers (Volcano, extenders, GPU admission), exec probes of packaged applications (Redis, Kafka, MongoDB, Vault),\n")
+	w("device plugins, old OpenShift wordings, k3s, sysbox, and operators' Normal Events. 199 of 333 candidates survived\n")
+	w("the masked-message check. Scored once with table %s (%s): **precision %.1f %% (%d/%d), specific coverage\n",
+		r5.version, r5.date, percent(r5.namedRight, r5.named), r5.namedRight, r5.named)
+	w("%.1f %% (%d/%d)** — precision above the issue's 96 %% on a full round for the first time, coverage still short of\n",
+		percent(r5.covered, r5.knowable), r5.covered, r5.knowable)
+	w("its 92 %%. The 3 wrong names: a Secrets Store provider whose node plugin socket does not answer (`connection\n")
+	w("error: … dial unix …` under `MountVolume.SetUp`, named `csi_rpc_error`; labelled `csi_driver_not_registered`), an\n")
+	w("old kubelet's HTTP liveness probe printing nginx's 404 page (named an exec probe failing; labelled the HTTP\n")
+	w("status) and the in-tree iSCSI plugin's `WaitForAttach failed … iscsiadm: Could not create new interface` (named\n")
+	w("an attach failure; labelled the generic mount failure: the tool on the node failed). Of the %d knowable lines it\n", r5.knowable-r5.covered)
+	w("missed, 2 are among these; the other %d got a generic answer or `unknown`: Cilium's `unable to connect to Cilium\n", r5.knowable-r5.covered-2)
+	w("daemon` under `FailedCreatePodSandBox` (`sandbox_failed`; labelled `cni_error`), CRI-O's `error reserving pod name\n")
+	w("… for id …` (`sandbox_failed`; labelled `sandbox_name_conflict`), the scheduler's old `PersistentVolumeClaim is\n")
+	w("not bound: \"…\"` (twice) and `running PreBind plugin \"VolumeBinding\": binding volumes: provisioning failed for\n")
+	w("PVC` (`scheduling_failed`; labelled `scheduling_pvc_unbound`), the runtime's `Error: stat …/mount: no such file or\n")
+	w("directory` of a CSI volume and `Error: open …/etc-hosts: no such file or directory` (`container_create_failed`;\n")
+	w("labelled `container_config_error`), an old eviction `The node was low on resource: [DiskPressure].`\n")
+	w("(`evicted_other`; labelled `evicted_disk`), a `Killing` Event whose whole message is `FailedPostStartHook`\n")
+	w("(`unknown`; labelled `hook_failed`), vSphere with Tanzu's own probe wording (`readiness probe failed for container\n")
+	w("kafka: exec probe failed with code 1. stderr: …`, twice, `unknown`) and OpenShift's `ProbeError` reason (`unknown`;\n")
+	w("labelled a refused readiness probe). The %d `none`, `unknowable` and `out_of_scope` lines and the %d labelled\n",
+		r5.lines-r5.knowable-countGeneric(t, blinds[4]), countGeneric(t, blinds[4]))
+	w("with a generic cause get no wrong specific cause but the iSCSI line above. No line was relabelled after the\n")
+	w("score; **this is the honest figure for table %s**, and a table that answers these misses is to be measured on a\n", r5.version)
+	w("new round.\n\n")
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
 	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
