@@ -21,31 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubecause/kubecause/exporter/events/eventstest"
 )
-
-// combinedPrefix is what client-go's core/v1 recorder puts before the message of the Event it
-// writes after 10 distinct messages of the same (source, object, type, reason).
-const combinedPrefix = "(combined from similar events): "
-
-// kubeletMessages are real kubelet Warning Events (reason, message), from the seed runbooks and
-// the cause table's golden messages.
-var kubeletMessages = [][2]string{
-	{"FailedMount", `MountVolume.SetUp failed for volume "remote-kube-api-server" : configmap "mspider-mcpc-remote-kube-api-server" not found`},
-	{"FailedMount", `Unable to attach or mount volumes: unmounted volumes=[remote-kube-api-server], unattached volumes=[remote-kube-api-server kube-api-access-ljncs ckube-config]: timed out waiting for the condition`},
-	{"FailedMount", `MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`},
-	{"Failed", `Error: configmap "app-config" not found`},
-	{"FailedAttachVolume", `Multi-Attach error for volume "pvc-0a5c3d8e-3a4e-4c1f-9d2e-6f2b0e4a7c11" Volume is already exclusively attached to one node and can't be attached to another`},
-	{"FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "3f2c1d9e8a7b": plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized`},
-	{"FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "apigateway-6dc48bf8b6-l8xrw": Error response from daemon: mkdir /var/lib/docker/aufs/mnt/1f09d6c1c9f24e8daaea5bf33a4230de7dbc758e3b22785e8ee21e3e3d921214-init: no space left on device`},
-	{"Failed", `Failed to pull image "private/app:1.0": rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/private/app:1.0": failed to resolve reference "docker.io/private/app:1.0": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`},
-	{"BackOff", `Back-off restarting failed container app in pod web-0_default(5f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b)`},
-	{"Unhealthy", `Readiness probe failed: Get "http://10.244.1.5:8080/healthz": dial tcp 10.244.1.5:8080: connect: connection refused`},
-	{"Unhealthy", `Liveness probe failed: Get "http://10.244.1.5:8080/livez": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`},
-	{"Evicted", `The node was low on resource: memory. Threshold quantity: 100Mi, available: 91680Ki. Container app was using 1402180Ki, request is 0, has larger consumption of memory.`},
-}
-
-// schedulerMessage is kube-scheduler's FailedScheduling note (events.k8s.io, series updates).
-const schedulerMessage = `0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`
 
 // podStart are the Normal Events of a pod's start, in order (reason, component, message format):
 // kube-scheduler's Scheduled (pkg/scheduler/schedule_one.go, "Successfully assigned %v/%v to %v",
@@ -129,10 +107,10 @@ func (g *Generator) createKubelet(ctx context.Context, r *rand.Rand) error {
 	n := g.seq.Add(1)
 	ns := g.Namespace(int(n))
 	pod := fmt.Sprintf("web-%d", n/4) // about 4 Events per pod
-	m := kubeletMessages[r.IntN(len(kubeletMessages))]
+	m := eventstest.KubeletWarnings[r.IntN(len(eventstest.KubeletWarnings))]
 	msg := m[1]
 	if n%10 == 0 {
-		msg = combinedPrefix + msg
+		msg = eventstest.CombinedPrefix + msg
 	}
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
@@ -171,7 +149,7 @@ func (g *Generator) createScheduler(ctx context.Context, r *rand.Rand) error {
 		Action:              "Scheduling",
 		Reason:              "FailedScheduling",
 		Regarding:           corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: types.UID(fmt.Sprintf("00000000-0000-4000-9000-%012d", n))},
-		Note:                schedulerMessage,
+		Note:                eventstest.SchedulerWarning,
 		Type:                corev1.EventTypeWarning,
 	}
 	created, err := g.client(r).EventsV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/exporter/events/eventstest"
 )
 
 // Seeding many live Events, shared by TestMillionEvents and TestControlPlaneCost: the first
@@ -301,7 +302,7 @@ func seedEtcd(ctx context.Context, t *testing.T, g *Generator, etcdURL string, n
 		return nil
 	}
 	ns := g.Namespace(0)
-	for i, m := range kubeletMessages {
+	for i, m := range eventstest.KubeletWarnings {
 		now := metav1.NewTime(time.Now())
 		ev, err := g.Client.CoreV1().Events(ns).Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("template-%d.%x", i, time.Now().UnixNano()), Namespace: ns},
@@ -322,7 +323,7 @@ func seedEtcd(ctx context.Context, t *testing.T, g *Generator, etcdURL string, n
 		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("template-s.%x", time.Now().UnixNano()), Namespace: ns},
 		EventTime:           metav1.NewMicroTime(time.Now()),
 		ReportingController: "default-scheduler", ReportingInstance: "default-scheduler-load",
-		Action: "Scheduling", Reason: "FailedScheduling", Note: schedulerMessage, Type: corev1.EventTypeWarning,
+		Action: "Scheduling", Reason: "FailedScheduling", Note: eventstest.SchedulerWarning, Type: corev1.EventTypeWarning,
 		Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: "template", UID: types.UID("00000000-0000-4000-c000-000000000002")},
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -19,30 +19,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/events/eventstest"
 )
 
-// loadKubelet and loadScheduler are the Warning Events e2e/load's generator writes (gen.go: the
-// kubelet's messages nine times in ten, one in ten with the recorder's "(combined from similar
-// events): " prefix; kube-scheduler's FailedScheduling one in ten), as TestMillionEvents seeds them.
-var loadKubelet = [][2]string{
-	{"FailedMount", `MountVolume.SetUp failed for volume "remote-kube-api-server" : configmap "mspider-mcpc-remote-kube-api-server" not found`},
-	{"FailedMount", `Unable to attach or mount volumes: unmounted volumes=[remote-kube-api-server], unattached volumes=[remote-kube-api-server kube-api-access-ljncs ckube-config]: timed out waiting for the condition`},
-	{"FailedMount", `MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`},
-	{"Failed", `Error: configmap "app-config" not found`},
-	{"FailedAttachVolume", `Multi-Attach error for volume "pvc-0a5c3d8e-3a4e-4c1f-9d2e-6f2b0e4a7c11" Volume is already exclusively attached to one node and can't be attached to another`},
-	{"FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "3f2c1d9e8a7b": plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized`},
-	{"FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to create a sandbox for pod "apigateway-6dc48bf8b6-l8xrw": Error response from daemon: mkdir /var/lib/docker/aufs/mnt/1f09d6c1c9f24e8daaea5bf33a4230de7dbc758e3b22785e8ee21e3e3d921214-init: no space left on device`},
-	{"Failed", `Failed to pull image "private/app:1.0": rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/private/app:1.0": failed to resolve reference "docker.io/private/app:1.0": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`},
-	{"BackOff", `Back-off restarting failed container app in pod web-0_default(5f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b)`},
-	{"Unhealthy", `Readiness probe failed: Get "http://10.244.1.5:8080/healthz": dial tcp 10.244.1.5:8080: connect: connection refused`},
-	{"Unhealthy", `Liveness probe failed: Get "http://10.244.1.5:8080/livez": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`},
-	{"Evicted", `The node was low on resource: memory. Threshold quantity: 100Mi, available: 91680Ki. Container app was using 1402180Ki, request is 0, has larger consumption of memory.`},
-}
-
-const loadScheduler = `0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`
-
-// loadEvent is the n-th Event of e2e/load's generator as the apiserver returns it (a random UID,
-// the generator's namespaces, pods, names and nodes), decoded afresh: every string its own copy.
+// loadEvent is the n-th Event of e2e/load's generator as the apiserver returns it (its mix of
+// eventstest's Warnings: the kubelet's nine times in ten, one in ten of those with the recorder's
+// combined prefix, kube-scheduler's FailedScheduling one in ten; a random UID, the generator's
+// namespaces, pods, names and nodes), decoded afresh: every string its own copy.
 func loadEvent(r *rand.Rand, n int, created time.Time) *corev1.Event {
 	ns := "ns-" + strconv.Itoa(n%50)
 	u := uuid.UUID{}
@@ -57,7 +40,7 @@ func loadEvent(r *rand.Rand, n int, created time.Time) *corev1.Event {
 			ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod, created.UnixNano()+int64(n)), Namespace: ns, UID: types.UID(u.String()), ResourceVersion: strconv.Itoa(1000 + n), CreationTimestamp: ts},
 			InvolvedObject:      corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod, UID: types.UID(fmt.Sprintf("00000000-0000-4000-9000-%012d", n))},
 			Reason:              "FailedScheduling",
-			Message:             loadScheduler,
+			Message:             eventstest.SchedulerWarning,
 			Type:                corev1.EventTypeWarning,
 			EventTime:           metav1.NewMicroTime(created),
 			ReportingController: "default-scheduler",
@@ -66,10 +49,10 @@ func loadEvent(r *rand.Rand, n int, created time.Time) *corev1.Event {
 		}
 	}
 	pod := fmt.Sprintf("web-%d", n/4)
-	m := loadKubelet[r.IntN(len(loadKubelet))]
+	m := eventstest.KubeletWarnings[r.IntN(len(eventstest.KubeletWarnings))]
 	msg := m[1]
 	if n%10 == 0 {
-		msg = "(combined from similar events): " + msg
+		msg = eventstest.CombinedPrefix + msg
 	}
 	node := fmt.Sprintf("node-%d", n%100)
 	return &corev1.Event{
