@@ -109,7 +109,7 @@ func TestScriptsNameExistingScripts(t *testing.T) {
 
 // TestMakeTestRunsEveryPhase: `make test` (what CI runs) runs every phase, whichever of them run
 // side by side: `make -n test` prints the command of each, including those of the sub-make that
-// runs the e2e suite, fuzzing and the image build together.
+// runs the e2e suite, lint, the unit tests, fuzzing and the image build together.
 func TestMakeTestRunsEveryPhase(t *testing.T) {
 	root, err := Root()
 	if err != nil {
@@ -136,7 +136,7 @@ func TestMakeTestRunsEveryPhase(t *testing.T) {
 			t.Errorf("make test does not run %s (no %q in make -n test):\n%s", phase, command, out)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^make .*-k .*\be2e fuzz image$`).Match(out) {
-		t.Errorf("make test does not run e2e, fuzz and image with -k (each to its end, every failure reported):\n%s", out)
+	if !regexp.MustCompile(`(?m)^make .*-k .*\be2e lint unit fuzz image$`).Match(out) {
+		t.Errorf("make test does not run e2e, lint, unit, fuzz and image with -k (each to its end, every failure reported):\n%s", out)
 	}
 }
