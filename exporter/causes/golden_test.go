@@ -136,8 +136,11 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"preStop hook", "FailedPreStopHook", `HTTP lifecycle hook (/shutdown) for Container "app" in Pod "web-0_default(1234)" failed - error: Get "http://10.0.0.5:8080/shutdown": dial tcp 10.0.0.5:8080: connect: connection refused, message: ""`, "hook_failed", "container.hook_failed"},
 	// The kubelet kills a container whose postStart hook failed (kuberuntime_container.go
 	// startContainer → killContainer(…, "FailedPostStartHook", …)): 1.13+ and 1.9-1.12 Killing messages.
-	{"killed after postStart", "Killing", `FailedPostStartHook`, "hook_failed", "container.hook_failed_kill"},
-	{"killed after postStart (1.9)", "Killing", `Killing container with id docker://8e3f1a2b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7:FailedPostStartHook`, "hook_failed", "container.hook_failed_kill"},
+	{"killed after postStart", "Killing", `FailedPostStartHook`, "hook_failed", "container.post_start_failed"},
+	{"killed after postStart (1.9)", "Killing", `Killing container with id docker://8e3f1a2b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7:FailedPostStartHook`, "hook_failed", "container.post_start_failed"},
+	// The pre-CRI kubelet's FailedSync of the same (kubernetes/website
+	// content/en/docs/concepts/containers/container-lifecycle-hooks.md; its Killing line is a tuning line).
+	{"postStart handler (1.5)", "FailedSync", `Error syncing pod, skipping: failed to "StartContainer" for "main" with RunContainerError: "PostStart handler: Error executing in Docker Container: 1"`, "hook_failed", "container.post_start_failed"},
 	{"system OOM", "SystemOOM", `System OOM encountered, victim process: java, pid: 12345`, "node_system_oom", "node.system_oom"},
 	{"kernel OOM kill", "OOMKilling", `Memory cgroup out of memory: Killed process 12345 (java) total-vm:8123456kB, anon-rss:2097152kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:5000kB oom_score_adj:999`, "oom_killed", "container.oom_killed"},
 
