@@ -167,7 +167,7 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"readiness html body", "Unhealthy", "Readiness probe failed: <html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n", "readiness_probe_http_status", "probe.http_body"},
 	// OpenShift's kubelet (openshift/kubernetes pkg/kubelet/prober/patch_prober.go): ProbeError,
 	// "%s probe error: %s\nbody: %s\n" around the HTTP prober's output and the response body.
-	{"ProbeError refused", "ProbeError", "Liveness probe error: Get \"https://10.130.0.15:8443/healthz\": dial tcp 10.130.0.15:8443: connect: connection refused\nbody: \n", "liveness_probe_connection_refused", "probe.error_connection_refused"},
+	{"ProbeError refused", "ProbeError", "Liveness probe error: Get \"https://10.131.0.22:8443/healthz\": dial tcp 10.131.0.22:8443: connect: connection refused\nbody: \n", "liveness_probe_connection_refused", "probe.error_connection_refused"},
 	{"ProbeError timeout", "ProbeError", "Readiness probe error: Get \"https://10.129.2.7:8443/readyz\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)\nbody: \n", "readiness_probe_timeout", "probe.error_timeout"},
 	{"ProbeError status", "ProbeError", "Readiness probe error: HTTP probe failed with statuscode: 500\nbody: [+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\nhealthz check failed\n", "readiness_probe_http_status", "probe.error_http_status"},
 	{"ProbeError tls", "ProbeError", "Startup probe error: Get \"https://10.0.0.5:10257/healthz\": remote error: tls: bad certificate\nbody: \n", "startup_probe_failed", "probe.error_other"},
