@@ -72,6 +72,15 @@ var goldens = []golden{
 	// The kubelet's current prefix (kuberuntime_manager.go) around grpc-go's ErrConnClosing: the
 	// CRI connection closing under the kubelet (containerd or CRI-O restarting or crashing).
 	{"CRI connection closed", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unavailable desc = transport is closing`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	// CRI-O's name index (internal/lib/container_server.go): "error reserving pod name %q" (1.11-1.13),
+	// "error reserving ctr name %s for id %s" (1.15-1.16, without the index's own error).
+	{"CRI-O pod name reserved (1.13)", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = error reserving pod name "k8s_web-0_default_5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f_0"`, "sandbox_name_conflict", "sandbox.name_conflict"},
+	{"CRI-O container name reserved (1.16)", "Failed", `Error: error reserving ctr name k8s_app_web-0_default_5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f_1 for id 3c9e1f0a7b2d4c6e8f1a3b5d7c9e0f2a4b6c8d0e1f3a5b7c9d0e2f4a6b8c0d1e3f`, "sandbox_name_conflict", "sandbox.name_conflict"},
+	// CRI-O's networkStart (server/sandbox_network.go) around the CNI plugin's error: flannel's bridge
+	// plugin, and Cilium's CNI plugin without its agent (plugins/cilium-cni, "Cilium agent" since 1.16).
+	{"CRI-O CNI setup, bridge address", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create pod network sandbox k8s_web-0_default_5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f_0(7d2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d0e): failed to set bridge addr: "cni0" already has an IP address different from 10.244.1.1/24`, "cni_error", "sandbox.cni"},
+	{"CRI-O CNI setup, Cilium agent down", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create pod network sandbox k8s_web-0_default_5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f_0(7d2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d0e): unable to connect to Cilium agent: failed to create cilium agent client after 30.000000 seconds timeout: Get "http://localhost/v1/config": dial unix /var/run/cilium/cilium.sock: connect: no such file or directory
+Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"sandbox status", "FailedPodSandBoxStatus", `rpc error: code = NotFound desc = an error occurred when try to find sandbox: not found`, "sandbox_failed", "sandbox.other"},
 
 	// ---- image (S12)
@@ -113,6 +122,11 @@ var goldens = []golden{
 	{"S4 ckube crash loop", "BackOff", `Back-off restarting failed container ckube in pod mspider-mcpc-ckube-remote-5447c5bcfc-25t7t_istio-system(0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0)`, "crash_loop_backoff", "container.crash_loop_backoff"},
 	{"runAsNonRoot", "Failed", `Error: container has runAsNonRoot and image will run as root (pod: "web-0_default(1234)", container: app)`, "container_run_as_root", "container.run_as_root"},
 	{"cannot find volume", "Failed", `Error: cannot find volume "config" to mount into container "app"`, "container_config_error", "container.config_error"},
+	// The kubelet's own path errors from makeMounts (kubelet_pods.go), reported as
+	// CreateContainerConfigError: a subPath's volume directory missing (GetMode's stat), the pod's
+	// etc-hosts that cannot be written (ensureHostsFile).
+	{"subPath volume dir missing", "Failed", `Error: stat /var/lib/kubelet/pods/5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f/volumes/kubernetes.io~csi/pvc-0a5c3d8e-3a4e-4c1f-9d2e-6f2b0e4a7c11/mount: no such file or directory`, "container_config_error", "container.config_error"},
+	{"etc-hosts not writable", "Failed", `Error: open /var/lib/kubelet/pods/5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f/etc-hosts: no such file or directory`, "container_config_error", "container.config_error"},
 	{"start failed (docker)", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "/docker-entrypoint.sh": permission denied: unknown`, "container_create_failed", "container.create_failed"},
 	{"create failed (containerd)", "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "python": executable file not found in $PATH: unknown`, "container_command_not_found", "container.command_not_found"},
 	{"create timeout", "Failed", `Error: context deadline exceeded`, "runtime_timeout", "sandbox.runtime_timeout"},
@@ -120,6 +134,13 @@ var goldens = []golden{
 	{"S5 no arm64 manifest (docker)", "Failed", `Failed to pull image "registry.example.com/app:1.0": rpc error: code = Unknown desc = Error response from daemon: no matching manifest for linux/arm64/v8 in the manifest list entries`, "image_wrong_architecture", "container.wrong_architecture"},
 	{"postStart hook", "FailedPostStartHook", `Exec lifecycle hook ([/bin/sh -c /init.sh]) for Container "app" in Pod "web-0_default(1234)" failed - error: command '/bin/sh -c /init.sh' exited with 1: , message: ""`, "hook_failed", "container.hook_failed"},
 	{"preStop hook", "FailedPreStopHook", `HTTP lifecycle hook (/shutdown) for Container "app" in Pod "web-0_default(1234)" failed - error: Get "http://10.0.0.5:8080/shutdown": dial tcp 10.0.0.5:8080: connect: connection refused, message: ""`, "hook_failed", "container.hook_failed"},
+	// The kubelet kills a container whose postStart hook failed (kuberuntime_container.go
+	// startContainer → killContainer(…, "FailedPostStartHook", …)): 1.13+ and 1.9-1.12 Killing messages.
+	{"killed after postStart", "Killing", `FailedPostStartHook`, "hook_failed", "container.post_start_failed"},
+	{"killed after postStart (1.9)", "Killing", `Killing container with id docker://8e3f1a2b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7:FailedPostStartHook`, "hook_failed", "container.post_start_failed"},
+	// The pre-CRI kubelet's FailedSync of the same (kubernetes/website
+	// content/en/docs/concepts/containers/container-lifecycle-hooks.md; its Killing line is a tuning line).
+	{"postStart handler (1.5)", "FailedSync", `Error syncing pod, skipping: failed to "StartContainer" for "main" with RunContainerError: "PostStart handler: Error executing in Docker Container: 1"`, "hook_failed", "container.post_start_failed"},
 	{"system OOM", "SystemOOM", `System OOM encountered, victim process: java, pid: 12345`, "node_system_oom", "node.system_oom"},
 	{"kernel OOM kill", "OOMKilling", `Memory cgroup out of memory: Killed process 12345 (java) total-vm:8123456kB, anon-rss:2097152kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:5000kB oom_score_adj:999`, "oom_killed", "container.oom_killed"},
 
@@ -141,6 +162,15 @@ var goldens = []golden{
 	{"readiness EOF", "Unhealthy", `Readiness probe failed: Get "http://10.244.0.9:8080/ready": EOF`, "readiness_probe_failed", "probe.network_error"},
 	{"liveness grpc not serving", "Unhealthy", `Liveness probe failed: service unhealthy (responded with "NOT_SERVING")`, "liveness_probe_failed", "probe.network_error"},
 	{"startup named port", "Unhealthy", `Startup probe errored and resulted in unknown state: strconv.Atoi: parsing "http": invalid syntax`, "startup_probe_failed", "probe.errored"},
+	// Kubelets before 1.3 (pkg/probe/http/http.go DoHTTPProbe) gave a failing HTTP probe's response body
+	// as its output: here nginx's own 503 page (ngx_http_special_response.c).
+	{"readiness html body", "Unhealthy", "Readiness probe failed: <html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n", "readiness_probe_http_status", "probe.http_body"},
+	// OpenShift's kubelet (openshift/kubernetes pkg/kubelet/prober/patch_prober.go): ProbeError,
+	// "%s probe error: %s\nbody: %s\n" around the HTTP prober's output and the response body.
+	{"ProbeError refused", "ProbeError", "Liveness probe error: Get \"https://10.131.0.22:8443/healthz\": dial tcp 10.131.0.22:8443: connect: connection refused\nbody: \n", "liveness_probe_connection_refused", "probe.error_connection_refused"},
+	{"ProbeError timeout", "ProbeError", "Readiness probe error: Get \"https://10.129.2.7:8443/readyz\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)\nbody: \n", "readiness_probe_timeout", "probe.error_timeout"},
+	{"ProbeError status", "ProbeError", "Readiness probe error: HTTP probe failed with statuscode: 500\nbody: [+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\nhealthz check failed\n", "readiness_probe_http_status", "probe.error_http_status"},
+	{"ProbeError tls", "ProbeError", "Startup probe error: Get \"https://10.0.0.5:10257/healthz\": remote error: tls: bad certificate\nbody: \n", "startup_probe_failed", "probe.error_other"},
 
 	// ---- eviction (S18)
 	{"S18 low on ephemeral-storage", "Evicted", `The node was low on resource: ephemeral-storage. Threshold quantity: 1%, available: 0. Container app was using 5Gi, request is 0, has larger consumption of ephemeral-storage. `, "evicted_disk", "eviction.disk"},
@@ -148,6 +178,10 @@ var goldens = []golden{
 	{"S18 reclaim nodefs", "EvictionThresholdMet", `Attempting to reclaim ephemeral-storage`, "node_disk_pressure", "node.eviction_threshold_disk"},
 	{"low on memory", "Evicted", `The node was low on resource: memory. Threshold quantity: 100Mi, available: 67420Ki. Container java was using 1532112Ki, request is 512Mi, has larger consumption of memory. `, "evicted_memory", "eviction.memory"},
 	{"MemoryPressure admission", "Evicted", `Pod The node had condition: [MemoryPressure]. `, "evicted_memory", "eviction.memory"},
+	// Kubelets of 1.5-1.8 (eviction_manager.go Admit): "The node was low on resource: %v." with the
+	// node's conditions as a list.
+	{"MemoryPressure admission (1.5-1.8)", "Evicted", `The node was low on resource: [MemoryPressure].`, "evicted_memory", "eviction.memory"},
+	{"Memory and DiskPressure admission (1.5-1.8)", "Evicted", `The node was low on resource: [MemoryPressure DiskPressure].`, "evicted_disk", "eviction.disk"},
 	{"pod ephemeral limit", "Evicted", `Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. `, "evicted_ephemeral_storage_limit", "eviction.ephemeral_storage_limit"},
 	{"container ephemeral limit", "Evicted", `Container app exceeded its local ephemeral storage limit "500Mi". `, "evicted_ephemeral_storage_limit", "eviction.ephemeral_storage_limit"},
 	{"emptyDir limit", "Evicted", `Usage of EmptyDir volume "cache" exceeds the limit "1Gi". `, "evicted_ephemeral_storage_limit", "eviction.ephemeral_storage_limit"},
@@ -174,6 +208,11 @@ var goldens = []golden{
 	{"taint (old wording)", "FailedScheduling", `0/3 nodes are available: 3 node(s) had taint {node.kubernetes.io/not-ready: }, that the pod didn't tolerate.`, "scheduling_taint_not_tolerated", "scheduling.taint"},
 	{"S2 unbound PVC", "FailedScheduling", `0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`, "scheduling_pvc_unbound", "scheduling.pvc_unbound"},
 	{"no PV to bind", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`, "scheduling_pvc_unbound", "scheduling.pvc_unbound"},
+	// Schedulers of 1.4-1.12 (volume predicates' "PersistentVolumeClaim is not bound: %q", wrapped in
+	// generic_scheduler's "SchedulerPredicates failed due to %v, which is unexpected."); VolumeBinding's
+	// PreBind when the provisioner removed the selected node (binder.go checkBindings).
+	{"claim not bound (1.7)", "FailedScheduling", `SchedulerPredicates failed due to PersistentVolumeClaim is not bound: "data-web-0", which is unexpected.`, "scheduling_pvc_unbound", "scheduling.pvc_unbound"},
+	{"provisioning failed at PreBind", "FailedScheduling", `running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "data-web-0"`, "scheduling_pvc_unbound", "scheduling.pvc_unbound"},
 	{"volume node affinity", "FailedScheduling", `0/1 nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`, "scheduling_volume_node_affinity", "scheduling.volume_node_affinity"},
 	{"no nodes", "FailedScheduling", `no nodes available to schedule pods`, "scheduling_no_nodes", "scheduling.no_nodes"},
 	{"host port", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_port_conflict", "scheduling.port_conflict"},
