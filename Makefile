@@ -16,6 +16,8 @@ LDFLAGS = $(shell bash hack/ldflags.sh)
 # Heavy tool builds (kube-apiserver, etcd, kube-state-metrics, promtool, …) are cached here by version.
 export KUBECAUSE_CACHE ?= $(HOME)/.cache/kubecause
 BIN := bin/kubecause
+# A prefix for the compile-bound phases; `make test` sets it so that they yield the CPU to the e2e suite.
+YIELD ?=
 
 .PHONY: all build deps test unit fuzz lint generate check-generated bench e2e real-messages demo image release clean
 
@@ -28,20 +30,20 @@ build: ## the kubecause binary
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./exporter/cmd/kubecause
 
 unit: ## unit tests with the race detector
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(YIELD) $(GO) test -race -count=1 -timeout 30m ./...
 
 # Each fuzz target for a bounded time (FUZZTIME each); their seed corpora also run in `make unit`.
 FUZZTIME ?= 15s
 FUZZ_TARGETS := ./exporter/events:FuzzViewExposition ./exporter/events:FuzzSnapshotDecode ./exporter/explain:FuzzDecode ./exporter/causes:FuzzClassify ./exporter/labels:FuzzValue
 fuzz: ## run every fuzz target for FUZZTIME
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$fn ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; done
+		$(YIELD) $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; done
 
 lint: ## gofmt, go vet, rule and dashboard lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) vet -tags e2e,load,image ./...
-	bash hack/lint-mixin.sh
+	$(YIELD) $(GO) vet ./...
+	$(YIELD) $(GO) vet -tags e2e,load,image ./...
+	$(YIELD) bash hack/lint-mixin.sh
 
 # Generators in the order they must run: deploy.sh copies and renders what mixin.sh writes.
 # scrape.sh records the golden /metrics (exporter/events/testdata/scrape.golden.txt).
@@ -72,7 +74,7 @@ demo: build ## local control plane + seed scenarios, or KUBECONFIG=... for a rea
 	bash hack/demo.sh
 
 image: deps ## linux/amd64+arm64 image into bin/image without a Docker daemon; tests its binary
-	VERSION=$(VERSION) REVISION=$(REVISION) BRANCH=$(BRANCH) bash hack/image.sh
+	VERSION=$(VERSION) REVISION=$(REVISION) BRANCH=$(BRANCH) $(YIELD) bash hack/image.sh
 
 release: deps ## image (multi-arch OCI archive + SBOMs), Helm chart and checksums into bin/release; VERSION=vX.Y.Z
 	VERSION=$(if $(filter command line environment,$(origin VERSION)),$(VERSION)) bash hack/release.sh
@@ -84,9 +86,11 @@ release: deps ## image (multi-arch OCI archive + SBOMs), Helm chart and checksum
 # checked (make generate rewrites files the e2e stacks read), the five run side by side
 # (docs/e2e.md, "How long"). Each must pass: with -k all five run to their end, make reports each
 # that failed and exits non-zero. Their output is not held back (make's --output-sync would keep the
-# e2e suite's until it ends): their lines interleave.
+# e2e suite's until it ends): their lines interleave. The four compile-bound phases yield the CPU
+# to the e2e suite (YIELD, nice): its test binaries compile first and its stacks and real node keep
+# their pace; the compiles take what the suite leaves idle.
 test: deps check-generated ## the whole test suite (what CI runs)
-	$(MAKE) --no-print-directory -k -j5 e2e lint unit fuzz image
+	$(MAKE) --no-print-directory -k -j5 YIELD="nice -n 15" e2e lint unit fuzz image
 
 clean:
 	rm -rf bin
