@@ -28,6 +28,10 @@ type ExpectedAlert struct {
 	Labels map[string]string // must all be present with these values
 	// Runbook is the page (lower-case alert name) and, for cause alerts, "#<cause>".
 	Runbook string
+	// MayBeMutedBy names an alert the shipped inhibition may mute this one with while the scenario
+	// plays, when the component decides whether it is raised (the kubelet reporting a node
+	// condition): the pager gets that alert first and this one once it ends.
+	MayBeMutedBy string
 }
 
 // Match returns the labels that identify the alert among all notifications.
