@@ -30,6 +30,7 @@ var blindRounds = []struct {
 	{file: "blind3.yaml", version: "1.8.0", date: "2026-11-26", lines: 31, named: 12, namedRight: 12, knowable: 13, covered: 12},
 	{file: "blind4.yaml", version: "1.8.0", date: "2026-11-26", lines: 153, named: 59, namedRight: 55, knowable: 67, covered: 55},
 	{file: "blind5.yaml", version: "1.9.0", date: "2026-11-26", lines: 199, named: 119, namedRight: 116, knowable: 130, covered: 116},
+	{file: "blind6.yaml", version: "1.10.0", date: "2026-11-26", lines: 214, named: 140, namedRight: 131, knowable: 143, covered: 131},
 }
 
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
@@ -459,7 +460,44 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 	w("about 11,600 instructions. **Round 5's first score stays the honest figure for table %s, the table it measured**;\n", r5.version)
 	w("re-scored with table %s — no longer blind, for comparison only — it gives %.1f %% (%d/%d) and %.1f %% (%d/%d).\n",
 		t.Version(), b5.Precision(), b5.NamedRight, b5.Named, b5.Coverage(), b5.Covered, b5.Knowable)
-	w("Table 1.10.0 is measured by the next blind round.\n\n")
+	w("Table 1.10.0 is measured by the sixth round, below.\n\n")
+	r6 := blindRounds[5]
+	w("The **sixth blind round** (`testdata/corpus/blind6.yaml`) holds %d real messages from %d threads, collected\n", r6.lines, threadCount(blinds[5]))
+	w("after the rules of table %s were final by three collectors (GitHub owners a–k in two passes, the second aimed at\n", r6.version)
+	w("image pulls, node pressure, quota and Jobs, which the first lacked; l–z), from threads no other corpus file cites,\n")
+	w("labelled by hand and committed before any table classified them: operators' and controllers' own Events (KubeVirt,\n")
+	w("CDI, cert-manager, Kyverno, KubeBlocks, Karpenter, Kueue, the HPA, Scylla), vendors' CSI and CNI texts, GPU and\n")
+	w("device plugins, Calico's own probes, CRI-O and kata, pulls from vendors' registries. 214 of about 457 candidates\n")
+	w("survived the masked-message check; 23 more were dropped because their collector had seen part of the table's\n")
+	w("rules before labelling them (the file's header says which). Scored once with table %s (%s): **precision %.1f %%\n",
+		r6.version, r6.date, percent(r6.namedRight, r6.named))
+	w("(%d/%d), specific coverage %.1f %% (%d/%d)** — below both of the issue's targets (96 %% and 92 %%), and below\n",
+		r6.namedRight, r6.named, percent(r6.covered, r6.knowable), r6.covered, r6.knowable)
+	w("round 5's precision. The 9 wrong names: calico-node's own readiness and liveness commands printing the refused\n")
+	w("connection of what they query (`calico/node is not ready: … connect: connection refused`, three times, named the\n")
+	w("refused probe; labelled the exec probe failing — its output is not the kubelet dialling the pod); two scheduler\n")
+	w("lists that the declared precedence names for their resources (HwameiStor's own filter `not the published node`\n")
+	w("beside `Insufficient cpu`, labelled the generic scheduling failure; `3 Insufficient nvidia.com/gpu` beside 10\n")
+	w("tainted nodes, labelled the taint — labelling judgements against the precedence, kept as made); two CSI drivers\n")
+	w("that are not running on the node (HwameiStor's socket refusing under `MountVolume.SetUp`, named `csi_rpc_error`,\n")
+	w("round 5's miss again; Azure Disk's `CSINode … does not contain driver …` under `AttachVolume.Attach`, named an\n")
+	w("attach failure; both labelled `csi_driver_not_registered`); cert-manager's `Error checking existing TLS\n")
+	w("certificate: secret \"…\" not found` on a first issuance (named `secret_not_found`; labelled `none`: a controller's\n")
+	w("Event, no pod waits on it); and kata's `timed out connecting to vsock` inside `DeadlineExceeded` (named\n")
+	w("`runtime_timeout`; labelled the generic sandbox failure: a connection inside the runtime). Of the %d knowable\n", r6.knowable-r6.covered)
+	w("lines it missed, 6 are among these; the other %d got a generic answer or `unknown`: CRI-O's `failed to get network\n", r6.knowable-r6.covered-6)
+	w("status for pod sandbox` (`sandbox_failed`; labelled `cni_error`), two quota refusals inside a controller's own\n")
+	w("wording (OpenShift's deployer `Stop retrying: couldn't create deployer pod … exceeded quota` under `FailedRetry`, a\n")
+	w("`ReplicaSetCreateError` for `count/replicasets.apps`; `unknown`; labelled `quota_exceeded`), an old `InspectFailed`\n")
+	w("`no registries configured while trying to pull an unqualified image` (`image_pull_failed`; labelled\n")
+	w("`image_invalid_name`), a pull ending in the registry's `EOF` (`image_pull_failed`; labelled\n")
+	w("`image_registry_unreachable`) and democratic-csi's `NodeExpand failed … rpc error` under `MountVolume.Setup`\n")
+	w("(`volume_mount_failed`; labelled `csi_rpc_error`). The %d `none`, `unknowable` and `out_of_scope` lines and the\n",
+		r6.lines-r6.knowable-countGeneric(t, blinds[5]))
+	w("%d labelled with a generic cause get no wrong specific cause but cert-manager's, HwameiStor's list and kata's\n", countGeneric(t, blinds[5]))
+	w("above. No line was relabelled after the score; **this is the honest figure for table %s**: on messages from\n", r6.version)
+	w("sources none of its rules were written against, about 6 of 100 causes it names are wrong, and about 8 of 100 lines\n")
+	w("that tell a cause get none. A table that answers these misses is to be measured on a new round.\n\n")
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
 	w("in `exporter/causes/corpus/corpus_test.go`. Every tuning line is also a golden test: a line the\n")
