@@ -66,7 +66,7 @@ e2e: deps build ## end-to-end tests on real components (127.0.0.1 only)
 	bash hack/e2e.sh
 
 real-messages: deps build ## re-record the real node's Event messages into the classifier's fixture (new ones: cause TODO)
-	KUBECAUSE_REAL_MESSAGES=$(CURDIR)/exporter/causes/testdata/real-node.yaml bash hack/e2e.sh -run 'TestRealNode$$'
+	KUBECAUSE_REAL_MESSAGES=$(CURDIR)/exporter/causes/testdata/real-node.yaml bash hack/e2e.sh -run '^TestRealNode(Incident)?$$'
 
 # The demo installs only what it runs (hack/demo.sh: Debian packages, control plane, kubelet), not
 # the lint, rule-test and chart tools of `deps`.

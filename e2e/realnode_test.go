@@ -26,39 +26,12 @@ import (
 // expected Event, kubecause's cause for it (on its per-object series), that kubecause counted
 // exactly the occurrences the apiserver holds, the alert the pager gets with its runbook, and
 // its resolution after the fix. Every distinct message is logged with kubecause's cause and,
-// with KUBECAUSE_REAL_MESSAGES set, merged into the classifier's real-message fixture.
+// with KUBECAUSE_REAL_MESSAGES set, merged into the classifier's real-message fixture. The
+// registry incident plays on a node of its own (TestRealNodeIncident), beside this test.
 func TestRealNode(t *testing.T) {
-	if err := framework.NodeHostSupported(); err != nil {
-		t.Skipf("this host cannot run a real node: %v", err)
-	}
 	ctx := testContext(t)
 	scs := scenarios.RealScenarios()
-	var node *framework.Node
-	// Registered first, so it runs after the stack's cleanup stopped the node: nothing of the
-	// node may be left on the host (another node may run beside it).
-	t.Cleanup(func() {
-		if node == nil {
-			return
-		}
-		t.Logf("node stopped in %s (the sockets of %d shims seed S14 killed removed)", node.StopTime.Round(time.Millisecond), len(node.KilledShimSockets))
-		if left := node.Leftovers(); len(left) > 0 {
-			t.Errorf("the stopped node left behind:\n%s", strings.Join(left, "\n"))
-		}
-	})
-	// The pager is the shipped Alertmanager configuration (route, grouping, inhibition rules;
-	// timers scaled: framework.ShippedRouteTimers). The alerts that another alert inhibits keep
-	// the mixin's order with it, so that the inhibiting one fires first, as in production: the
-	// per-pod start alerts and the incident (10m and 5m there, 10 s and the 5 s cap here),
-	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
-	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: scenarios.Namespaces(scs), ShippedRoute: true,
-		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
-			"KubecausePodEvicted": podEvictedFor},
-		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of
-		// 4 s on the loaded 2-core machine (measured) resolved every alert there, lifted the
-		// incident's inhibition and paged a pod of it.
-		AlertResendDelay: 10 * time.Second})
-	node = s.Node
-	t.Logf("node %s: cgroup root %s, bridge %s, pod subnet %s", node.Name, node.CgroupRoot, node.Bridge, node.PodSubnet)
+	s := startRealNodeStack(t, scenarios.Namespaces(scs))
 	for _, sc := range scs {
 		check(t, sc.Play(ctx, s))
 	}
@@ -95,9 +68,43 @@ func TestRealNode(t *testing.T) {
 		pending = append(pending, sc)
 	}
 	resolved()
-	// Last, with nothing else firing or waiting: a registry outage under three Deployments,
-	// kube-state-metrics stopped for ksmOutage in its middle.
-	t.Run("INCIDENT", func(t *testing.T) { realRegistryIncident(t, s) })
+}
+
+// startRealNodeStack starts a stack on a real node of its own, paged through the shipped
+// Alertmanager configuration, with namespaces created; after the stack's cleanup stopped the
+// node, nothing of it may be left on the host (another node may run beside it: TestRealNode and
+// TestRealNodeIncident run side by side in hack/e2e.sh).
+func startRealNodeStack(t *testing.T, namespaces []string) *framework.Stack {
+	t.Helper()
+	if err := framework.NodeHostSupported(); err != nil {
+		t.Skipf("this host cannot run a real node: %v", err)
+	}
+	var node *framework.Node
+	// Registered first, so it runs after the stack's cleanup stopped the node.
+	t.Cleanup(func() {
+		if node == nil {
+			return
+		}
+		t.Logf("node stopped in %s (the sockets of %d shims seed S14 killed removed)", node.StopTime.Round(time.Millisecond), len(node.KilledShimSockets))
+		if left := node.Leftovers(); len(left) > 0 {
+			t.Errorf("the stopped node left behind:\n%s", strings.Join(left, "\n"))
+		}
+	})
+	// The pager is the shipped Alertmanager configuration (route, grouping, inhibition rules;
+	// timers scaled: framework.ShippedRouteTimers). The alerts that another alert inhibits keep
+	// the mixin's order with it, so that the inhibiting one fires first, as in production: the
+	// per-pod start alerts and the incident (10m and 5m there, 10 s and the 5 s cap here),
+	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
+	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true,
+		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
+			"KubecausePodEvicted": podEvictedFor},
+		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of
+		// 4 s on the loaded 2-core machine (measured) resolved every alert there, lifted the
+		// incident's inhibition and paged a pod of it.
+		AlertResendDelay: 10 * time.Second})
+	node = s.Node
+	t.Logf("node %s: cgroup root %s, bridge %s, pod subnet %s", node.Name, node.CgroupRoot, node.Bridge, node.PodSubnet)
+	return s
 }
 
 // podStartFor is the `for` of the per-pod start alerts on the real node: twice the incident's

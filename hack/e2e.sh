@@ -19,24 +19,30 @@ if [ $# -gt 0 ]; then
 	echo "e2e: $((SECONDS - start)) s, exit $status"
 	exit $status
 fi
-# The whole suite: TestRealNode (≈ 25 min, most of it designed holds: S17's 5-minute NodeNotReady,
-# the incident's 10-minute kube-state-metrics outage) runs in a second go test process beside the
-# other tests (≈ 16 min, mostly waits too), instead of after them: each test starts its own stack
-# on free ports, and a node's teardown and leftover check touch only what that node made.
-# One compile first, so that the two processes do not build the same test binaries at once.
+# The whole suite, in three go test processes side by side, each its tests' lines prefixed with
+# its name: TestRealNode (≈ 15 min: the seed scenarios on a real node, S17's 5-minute NodeNotReady
+# hold among them), TestRealNodeIncident (≈ 15 min: the registry incident on a second real node,
+# 10 minutes of it the designed kube-state-metrics outage) and the other tests (≈ 16 min, mostly
+# waits too), instead of one after the other: each test starts its own stack on free ports, and a
+# node's teardown and leftover check touch only what that node made.
+# One compile first, so that the processes do not build the same test binaries at once.
 go test -tags e2e -count=1 -run '^$' ./e2e/... >/dev/null
-half() { # name, go test arguments: its lines prefixed with its name; exit status of go test
+part() { # name, go test arguments: its lines prefixed with its name; exit status of go test
 	local name=$1 t0=$SECONDS rc=0
 	shift
 	go test -tags e2e -count=1 -v -timeout 60m "$@" 2>&1 | sed -u "s/^/$name| /" || rc=$?
 	echo "e2e $name: $((SECONDS - t0)) s, exit $rc"
 	return $rc
 }
-half realnode -run '^TestRealNode$' ./e2e/ &
+part realnode -run '^TestRealNode$' ./e2e/ &
 node_pid=$!
+part incident -run '^TestRealNodeIncident$' ./e2e/ &
+incident_pid=$!
 rest=0
-half rest -skip '^TestRealNode$' ./e2e/... || rest=$?
+part rest -skip '^TestRealNode(Incident)?$' ./e2e/... || rest=$?
 node=0
 wait $node_pid || node=$?
-echo "e2e: $((SECONDS - start)) s, real node exit $node, the rest exit $rest"
-[ $node -eq 0 ] && [ $rest -eq 0 ]
+incident=0
+wait $incident_pid || incident=$?
+echo "e2e: $((SECONDS - start)) s, real node exit $node, incident exit $incident, the rest exit $rest"
+[ $node -eq 0 ] && [ $incident -eq 0 ] && [ $rest -eq 0 ]

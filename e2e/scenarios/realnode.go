@@ -30,6 +30,13 @@ func RealScenarios() []Scenario {
 	}
 }
 
+// IncidentPrelude are the scenarios played and resolved on the incident's node before its
+// kube-state-metrics outage, so that the outage has something gone to bring back: a pod the fix
+// deletes (S11), a workload's pod the fix repairs (S1), a workload short of pods (QUOTA).
+func IncidentPrelude() []Scenario {
+	return []Scenario{realS1(), realS11(), realQuota()}
+}
+
 // RealNodeScenarios change the node for every pod (its network, its taints, its kubelet): the
 // test plays, checks and fixes them one at a time after the others.
 func RealNodeScenarios() []Scenario {
