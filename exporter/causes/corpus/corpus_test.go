@@ -273,6 +273,8 @@ func TestPrecisionGuard(t *testing.T) {
 		{"FailedMount", `MountVolume.SetUp failed for volume "kube-api-access-2qx96" : object "app"/"kube-root-ca.crt" not registered`, "volume_mount_failed"},
 		// aws/karpenter-provider-aws#7839: Karpenter's own FailedScheduling, about its provisioning
 		{"FailedScheduling", `Failed to schedule pod, incompatible with nodepool "default", daemonset overhead={"cpu":"500m","memory":"640Mi","pods":"5"}, no instance type satisfied resources {"cpu":"29500m","memory":"246400Mi","pods":"6"} and requirements karpenter.k8s.aws/ec2nodeclass In [default], karpenter.sh/capacity-type In [on-demand], karpenter.sh/nodepool In [default], node.kubernetes.io/instance-type In [r5a.8xlarge] (no instance type has enough resources)`, causes.Unknown},
+		// cert-manager/cert-manager#7120: a CA issuer's key pair Secret, read by the controller; no pod waits on it
+		{"ErrGetKeyPair", `Error getting keypair for CA issuer: secrets "ca-key-pair" not found`, causes.Unknown},
 		// kyverno/kyverno#3732
 		{"PolicyViolation", "policy 'disallow-capabilities-strict' (Validation) rule 'require-drop-all' failed. validation failure: Containers must drop `ALL` capabilities.", causes.Unknown},
 	} {

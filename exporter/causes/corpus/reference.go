@@ -60,7 +60,7 @@ func ReferenceMarkdown(t *causes.Table, runbookDir string) []byte {
 	w("error that names the cause.\n")
 	w("A table is at most 256 KiB, and its patterns may expand to at most 100,000 regexp instructions\n")
 	w("together (a repeat is expanded: `\\pL{1000}` is a thousand; the built-in table's take about\n")
-	w("11,600), so that no table, however written, takes more than ~70 MB and a second to load\n")
+	w("11,900), so that no table, however written, takes more than ~70 MB and a second to load\n")
 	w("(`docs/performance.md`, \"Hostile clients\").\n\n")
 	w("```yaml\nversion: \"1.0.0-mycompany.1\"\ncauses:\n")
 	w("  - name: configmap_not_found\n    category: volume\n    meaning: A ConfigMap the pod needs does not exist.\n")
