@@ -31,6 +31,7 @@ var blindRounds = []struct {
 	{file: "blind4.yaml", version: "1.8.0", date: "2026-11-26", lines: 153, named: 59, namedRight: 55, knowable: 67, covered: 55},
 	{file: "blind5.yaml", version: "1.9.0", date: "2026-11-26", lines: 199, named: 119, namedRight: 116, knowable: 130, covered: 116},
 	{file: "blind6.yaml", version: "1.10.0", date: "2026-11-26", lines: 214, named: 140, namedRight: 131, knowable: 143, covered: 131},
+	{file: "blind7.yaml", version: "1.11.0", date: "2026-11-26", lines: 228, named: 84, namedRight: 79, knowable: 85, covered: 79},
 }
 
 // before is how table 1.0.0, the table before the corpus existed, scores on the 480-line tuning set
@@ -557,8 +558,38 @@ func ScoresMarkdown(t *causes.Table, tuning, heldBack []Line, blinds [][]Line) [
 	w("kata's check. The patterns now expand to about 11,900 instructions. **Round 6's first score stays the honest\n")
 	w("figure for table %s, the table it measured**; re-scored with table %s — no longer blind, for comparison only —\n",
 		r6.version, t.Version())
-	w("it gives %.1f %% (%d/%d) and %.1f %% (%d/%d). Table 1.11.0 is measured by the next blind round.\n\n",
+	w("it gives %.1f %% (%d/%d) and %.1f %% (%d/%d). Table 1.11.0 is measured by the seventh round, below.\n\n",
 		b6.Precision(), b6.NamedRight, b6.Named, b6.Coverage(), b6.Covered, b6.Knowable)
+	r7 := blindRounds[6]
+	w("The **seventh blind round** (`testdata/corpus/blind7.yaml`) holds %d real messages from %d threads, collected\n", r7.lines, threadCount(blinds[6]))
+	w("after the rules of table %s were final by five collectors (GitHub owners a–h, i–q and r–z, then a–m and n–z\n", r7.version)
+	w("again with other queries), from threads no other corpus file cites, labelled by hand and committed before any\n")
+	w("table classified them; no collector opened the rules. 228 of about 490 candidates survived the masked-message\n")
+	w("check: most threads that paste Events are cited by the earlier rounds by now, and the common kubelet wordings mask\n")
+	w("to lines the corpus holds, so what is new is mostly operators' and controllers' own Events (ECK, Vault Secrets\n")
+	w("Operator, KubeBlocks, Argo Rollouts, Flux, Karpenter, YuniKorn, Kueue, Knative, Scylla, Tekton, Ray), vendors' CSI\n")
+	w("drivers and provisioners, Windows nodes, CNIs (SR-IOV, OVN, kube-ovn, Multus), containerd snapshotters, exec\n")
+	w("probes of packaged databases and GPU scheduling — %d of the lines are `none`, `unknowable` or `out_of_scope`,\n",
+		r7.lines-r7.knowable-countGeneric(t, blinds[6]))
+	w("more than in any earlier round, and %d are labelled with a generic cause. Scored once with table %s (%s):\n",
+		countGeneric(t, blinds[6]), r7.version, r7.date)
+	w("**precision %.1f %% (%d/%d), specific coverage %.1f %% (%d/%d)** — coverage above the issue's 92 %% on a\n",
+		percent(r7.namedRight, r7.named), r7.namedRight, r7.named, percent(r7.covered, r7.knowable), r7.covered, r7.knowable)
+	w("full round for the first time, precision below its 96 %%; with %d named lines one wrong name moves precision by\n", r7.named)
+	w("1.2 points. The 5 wrong names: Rook's flexvolume `mount command failed … modinfo: … Exec format error` under\n")
+	w("`FailedMount` (named `image_wrong_architecture`: that rule reads an exec format error under any reason; labelled\n")
+	w("the generic mount failure — the node's `modprobe rbd` failed); Trident's `rpc error: code = Internal desc = error\n")
+	w("mounting NFS volume … exit status 32` (twice, named `csi_rpc_error`; labelled `nfs_mount_failed`); an exec probe\n")
+	w("whose output is etcd's client log of `DeadlineExceeded` (named the exec probe failing; labelled the probe timing\n")
+	w("out: its output says so); and a scheduler list of untolerated taints beside `didn't match Pod's node\n")
+	w("affinity/selector` (named the selector by the declared precedence; labelled the generic scheduling failure, a\n")
+	w("labelling judgement kept as made). Of the %d knowable lines it missed, 3 are among these; the other %d got a\n",
+		r7.knowable-r7.covered, r7.knowable-r7.covered-3)
+	w("generic answer or `unknown`: the AWS VPC resource controller's `BranchAllocationFailed` (`unknown`; labelled\n")
+	w("`cni_error`), OpenKruise's `FailedCreatePod` quoting `admission webhook \"…\" denied the request` (`unknown`: the\n")
+	w("webhook rules read `FailedCreate` only; labelled `admission_webhook_denied`) and Docker's `…/v1/_ping: EOF` in a\n")
+	w("pull (`image_pull_failed`; labelled `image_registry_unreachable`). No line was relabelled after the score; **this\n")
+	w("is the honest figure for table %s**, and a table that answers these misses is to be measured on a new round.\n\n", r7.version)
 
 	w("`go test ./exporter/causes/corpus/ -run Corpus -v` prints these figures; the test fails when the\n")
 	w("tuning set falls below 98 %% precision or 95 %% coverage, or the held-back set below its thresholds\n")
