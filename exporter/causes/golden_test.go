@@ -95,6 +95,11 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	// networkStart, ocicni GetPodNetworkStatus: "error checking pod %s for CNI network %q: %v").
 	{"CRI-O CNI status check", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get network status for pod sandbox k8s_web-0_default_5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f_0(7d2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d0e): error checking pod default_web-0 for CNI network "k8s-pod-network": invalid version "": the version is empty`, "cni_error", "sandbox.cni"},
 	{"CRI-O CNI result unreadable", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get network JSON for pod sandbox k8s_web-0_default_5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f_0(7d2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d0e): unsupported CNI result version "0.1.0"`, "cni_error", "sandbox.cni"},
+	// AWS security groups for pods: the VPC resource controller's Event on the pod when it cannot create
+	// the pod's branch ENI (aws/amazon-vpc-resource-controller-k8s pkg/provider/branch/provider.go
+	// CreateAndAnnotateResources, "failed to allocate branch ENI to pod: %v"; EC2's own error text).
+	{"branch ENI allocation failed", "BranchAllocationFailed", `failed to allocate branch ENI to pod: InvalidSecurityGroupID.NotFound: The security group 'sg-0a1b2c3d4e5f60718' does not exist in VPC 'vpc-0f1e2d3c4b5a69788'
+	status code: 400, request id: 5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f`, "cni_error", "sandbox.branch_eni_allocation_failed"},
 	{"sandbox status", "FailedPodSandBoxStatus", `rpc error: code = NotFound desc = an error occurred when try to find sandbox: not found`, "sandbox_failed", "sandbox.other"},
 
 	// ---- image (S12)
@@ -146,7 +151,16 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"start failed (docker)", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "/docker-entrypoint.sh": permission denied: unknown`, "container_create_failed", "container.create_failed"},
 	{"create failed (containerd)", "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "python": executable file not found in $PATH: unknown`, "container_command_not_found", "container.command_not_found"},
 	{"create timeout", "Failed", `Error: context deadline exceeded`, "runtime_timeout", "sandbox.runtime_timeout"},
-	{"exec format error", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:367: starting container process caused: exec format error: unknown`, "image_wrong_architecture", "container.wrong_architecture"},
+	{"exec format error", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:367: starting container process caused: exec format error: unknown`, "image_wrong_architecture", "container.exec_format_error"},
+	// crun's wording of the same ENOEXEC (src/libcrun/linux.c, "exec container process `%s`"), and the
+	// pause image of another architecture under FailedCreatePodSandBox (runc's init, libcontainer
+	// standard_init_linux.go).
+	{"exec format error (crun)", "Failed", `Error: container create failed: exec container process ` + "`/app/server`" + `: Exec format error`, "image_wrong_architecture", "container.exec_format_error"},
+	// A flexvolume driver's modprobe of a module built for another kernel: kmod's "could not insert
+	// '%s': %s" with strerror(ENOEXEC), in the kubelet's "%s command failed, status: %s, reason: %s"
+	// (pkg/volume/flexvolume/driver-call.go). The node's kernel modules, not the image: the generic
+	// mount failure.
+	{"flexvolume modprobe exec format error", "FailedMount", `MountVolume.SetUp failed for volume "data" : mount command failed, status: Failure, reason: modprobe: ERROR: could not insert 'nbd': Exec format error`, "volume_mount_failed", "volume.mount_failed"},
 	{"S5 no arm64 manifest (docker)", "Failed", `Failed to pull image "registry.example.com/app:1.0": rpc error: code = Unknown desc = Error response from daemon: no matching manifest for linux/arm64/v8 in the manifest list entries`, "image_wrong_architecture", "container.wrong_architecture"},
 	{"postStart hook", "FailedPostStartHook", `Exec lifecycle hook ([/bin/sh -c /init.sh]) for Container "app" in Pod "web-0_default(1234)" failed - error: command '/bin/sh -c /init.sh' exited with 1: , message: ""`, "hook_failed", "container.hook_failed"},
 	{"preStop hook", "FailedPreStopHook", `HTTP lifecycle hook (/shutdown) for Container "app" in Pod "web-0_default(1234)" failed - error: Get "http://10.0.0.5:8080/shutdown": dial tcp 10.0.0.5:8080: connect: connection refused, message: ""`, "hook_failed", "container.hook_failed"},
@@ -238,6 +252,10 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	// CronJob, not a pod). Real messages are in the tuning corpus; these are the wordings of the
 	// Kubernetes source that the corpus has no thread for, each with its file.
 	// apiserver pkg/admission/plugin/webhook/errors/statuserror.go, a webhook that gave no reason.
+	// Kubeflow training-operator's pod control (pkg/controller.v1/control/pod_control.go): FailedCreatePod,
+	// "Error creating: %v" with the API error.
+	{"training job pod denied by a webhook", "FailedCreatePod", `Error creating: admission webhook "validate.kyverno.svc-fail" denied the request: resource Pod/ml/train-worker-0 was blocked due to the following policies require-requests-limits: validate-resources: 'validation error: CPU and memory resource requests and limits are required.'`, "admission_webhook_denied", "workload.admission_webhook_denied"},
+	{"training job pod over quota", "FailedCreatePod", `Error creating: pods "train-worker-3" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8`, "quota_exceeded", "workload.quota_exceeded"},
 	{"webhook denied without explanation", "FailedCreate", `Error creating: pods "web-5d8f9c7b6-" is forbidden: admission webhook "policy.example.com" denied the request without explanation`, "admission_webhook_denied", "workload.admission_webhook_denied"},
 	// apiserver pkg/admission/plugin/policy/validating/dispatcher.go.
 	{"validating admission policy denied", "FailedCreate", `Error creating: pods "web-5d8f9c7b6-x2m4k" is forbidden: ValidatingAdmissionPolicy 'no-privileged' with binding 'no-privileged-binding' denied request: Privileged containers are not allowed`, "admission_webhook_denied", "workload.admission_webhook_denied"},
