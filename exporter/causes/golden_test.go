@@ -97,8 +97,9 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"CRI-O CNI result unreadable", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get network JSON for pod sandbox k8s_web-0_default_5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f_0(7d2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d0e): unsupported CNI result version "0.1.0"`, "cni_error", "sandbox.cni"},
 	// AWS security groups for pods: the VPC resource controller's Event on the pod when it cannot create
 	// the pod's branch ENI (aws/amazon-vpc-resource-controller-k8s pkg/provider/branch/provider.go
-	// CreateAndAnnotateResources, "failed to allocate branch ENI to pod: %v"; EC2's own error text).
-	{"branch ENI allocation failed", "BranchAllocationFailed", `failed to allocate branch ENI to pod: InvalidSecurityGroupID.NotFound: The security group 'sg-0a1b2c3d4e5f60718' does not exist in VPC 'vpc-0f1e2d3c4b5a69788'
+	// CreateAndAnnotateResources, "failed to allocate branch ENI to pod: %v"; EC2's InvalidGroup.NotFound
+	// as aws-sdk-go v1 prints it).
+	{"branch ENI allocation failed", "BranchAllocationFailed", `failed to allocate branch ENI to pod: InvalidGroup.NotFound: The security group 'sg-0a1b2c3d4e5f60718' does not exist in VPC 'vpc-0f1e2d3c4b5a69788'
 	status code: 400, request id: 5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f`, "cni_error", "sandbox.branch_eni_allocation_failed"},
 	{"sandbox status", "FailedPodSandBoxStatus", `rpc error: code = NotFound desc = an error occurred when try to find sandbox: not found`, "sandbox_failed", "sandbox.other"},
 
@@ -152,9 +153,8 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"create failed (containerd)", "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "python": executable file not found in $PATH: unknown`, "container_command_not_found", "container.command_not_found"},
 	{"create timeout", "Failed", `Error: context deadline exceeded`, "runtime_timeout", "sandbox.runtime_timeout"},
 	{"exec format error", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:367: starting container process caused: exec format error: unknown`, "image_wrong_architecture", "container.exec_format_error"},
-	// crun's wording of the same ENOEXEC (src/libcrun/linux.c, "exec container process `%s`"), and the
-	// pause image of another architecture under FailedCreatePodSandBox (runc's init, libcontainer
-	// standard_init_linux.go).
+	// crun's wording of the same ENOEXEC (libcrun: "exec container process `%s`") under CRI-O's
+	// "container create failed: " and the kubelet's "Error: ".
 	{"exec format error (crun)", "Failed", `Error: container create failed: exec container process ` + "`/app/server`" + `: Exec format error`, "image_wrong_architecture", "container.exec_format_error"},
 	// A flexvolume driver's modprobe of a module built for another kernel: kmod's "could not insert
 	// '%s': %s" with strerror(ENOEXEC), in the kubelet's "%s command failed, status: %s, reason: %s"
@@ -254,7 +254,7 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	// apiserver pkg/admission/plugin/webhook/errors/statuserror.go, a webhook that gave no reason.
 	// Kubeflow training-operator's pod control (pkg/controller.v1/control/pod_control.go): FailedCreatePod,
 	// "Error creating: %v" with the API error.
-	{"training job pod denied by a webhook", "FailedCreatePod", `Error creating: admission webhook "validate.kyverno.svc-fail" denied the request: resource Pod/ml/train-worker-0 was blocked due to the following policies require-requests-limits: validate-resources: 'validation error: CPU and memory resource requests and limits are required.'`, "admission_webhook_denied", "workload.admission_webhook_denied"},
+	{"training job pod denied by a webhook", "FailedCreatePod", `Error creating: pods "train-worker-0" is forbidden: admission webhook "policy.example.com" denied the request without explanation`, "admission_webhook_denied", "workload.admission_webhook_denied"},
 	{"training job pod over quota", "FailedCreatePod", `Error creating: pods "train-worker-3" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8`, "quota_exceeded", "workload.quota_exceeded"},
 	{"webhook denied without explanation", "FailedCreate", `Error creating: pods "web-5d8f9c7b6-" is forbidden: admission webhook "policy.example.com" denied the request without explanation`, "admission_webhook_denied", "workload.admission_webhook_denied"},
 	// apiserver pkg/admission/plugin/policy/validating/dispatcher.go.
