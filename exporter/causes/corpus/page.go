@@ -35,7 +35,12 @@ func Page(t *causes.Table, runbookDir, dataDir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	invs, err := LoadInventory(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	doc := ReferenceMarkdown(t, runbookDir)
+	doc = append(doc, InventoryMarkdown(t, invs)...)
 	doc = append(doc, ScoresMarkdown(t, tuning, heldBack, blinds)...)
 	return append(doc, RealNodeMarkdown(t, rn)...), nil
 }
