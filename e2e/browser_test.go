@@ -26,6 +26,7 @@ import (
 	"github.com/kubecause/kubecause/e2e/framework"
 	"github.com/kubecause/kubecause/exporter/causes/corpus"
 	"github.com/kubecause/kubecause/exporter/pages"
+	"github.com/kubecause/kubecause/internal/testenv"
 	"github.com/kubecause/kubecause/rules/mixintest"
 )
 
@@ -52,9 +53,8 @@ func artifactsDir(t *testing.T) string {
 // component updates, background requests or QUIC, in a fresh profile.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("%s not installed (make deps installs Debian's chromium): %v", chromiumPath, err)
-	}
+	_, err := os.Stat(chromiumPath)
+	testenv.Require(t, err, "chromium", "make deps (hack/deps/00-apt.sh installs Debian's chromium)")
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,

@@ -18,6 +18,7 @@ import (
 	"github.com/kubecause/kubecause/e2e/scenarios"
 	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/causes/corpus"
+	"github.com/kubecause/kubecause/internal/testenv"
 )
 
 // TestRealNode plays the seed scenarios this host can make real on a real node — kubelet,
@@ -76,9 +77,7 @@ func TestRealNode(t *testing.T) {
 // TestRealNodeIncident run side by side in hack/e2e.sh).
 func startRealNodeStack(t *testing.T, namespaces []string) *framework.Stack {
 	t.Helper()
-	if err := framework.NodeHostSupported(); err != nil {
-		t.Skipf("this host cannot run a real node: %v", err)
-	}
+	testenv.Require(t, framework.NodeHostSupported(), "a host that runs a real node", "run as root on Linux with cgroups and network namespaces (docs/e2e.md)")
 	var node *framework.Node
 	// Registered first, so it runs after the stack's cleanup stopped the node.
 	t.Cleanup(func() {

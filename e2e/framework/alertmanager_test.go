@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubecause/kubecause/internal/testenv"
 	"github.com/kubecause/kubecause/rules/mixintest"
 )
 
@@ -45,9 +46,8 @@ func TestShippedAlertmanagerConfig(t *testing.T) {
 	if !reflect.DeepEqual(have, want) {
 		t.Errorf("configuration differs from the shipped one beyond receiver URL and timers:\n%s", got)
 	}
-	if _, err := exec.LookPath("amtool"); err != nil {
-		t.Skip("amtool not installed")
-	}
+	_, err := exec.LookPath("amtool")
+	testenv.Require(t, err, "amtool", "make deps (hack/deps/00-apt.sh installs Debian's prometheus-alertmanager)")
 	path := filepath.Join(t.TempDir(), "alertmanager.yml")
 	if err := os.WriteFile(path, got, 0o644); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubecause/kubecause/internal/testenv"
 )
 
 // dumpSections parses what `containerd config dump` prints (TOML as containerd writes it: one
@@ -40,7 +42,7 @@ func containerd2Binary(t *testing.T) string {
 	t.Helper()
 	bin := firstExecutable(os.Getenv("CONTAINERD2_BIN"), filepath.Join(Containerd2Dir(), "containerd"))
 	if bin == "" {
-		t.Skipf("containerd %s not built (bash hack/deps/26-containerd2.sh)", Containerd2Version)
+		testenv.Require(t, fmt.Errorf("not built in %s", Containerd2Dir()), "containerd "+Containerd2Version, "make deps (hack/deps/26-containerd2.sh)")
 	}
 	return bin
 }

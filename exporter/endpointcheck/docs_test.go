@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/kubecause/kubecause/internal/testenv"
 )
 
 // TestDocumentedPromQLComparison runs the cross-cluster PromQL of docs/istiod-remote.md through
@@ -14,9 +16,7 @@ import (
 // current LB IP is not, and two kubecause replicas count once.
 func TestDocumentedPromQLComparison(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (make deps installs it)")
-	}
+	testenv.Require(t, err, "promtool", "make deps (hack/deps/00-apt.sh installs Debian's prometheus)")
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "istiod-remote.md"))
 	if err != nil {
 		t.Fatal(err)
