@@ -74,7 +74,7 @@ func browser(t *testing.T) context.Context {
 	ctx, cancel := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	check(t, chromedp.Do(ctx, chromedp.Navigate("about:blank"))) // starts the browser
-	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	_, err = chromedp.Call(ctx, network.Enable, network.EnableParams{})
 	check(t, err)
 	return ctx
 }

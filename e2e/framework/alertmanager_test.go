@@ -46,8 +46,8 @@ func TestShippedAlertmanagerConfig(t *testing.T) {
 	if !reflect.DeepEqual(have, want) {
 		t.Errorf("configuration differs from the shipped one beyond receiver URL and timers:\n%s", got)
 	}
-	_, err := exec.LookPath("amtool")
-	testenv.Require(t, err, "amtool", "make deps (hack/deps/00-apt.sh installs Debian's prometheus-alertmanager)")
+	_, lookErr := exec.LookPath("amtool")
+	testenv.Require(t, lookErr, "amtool", "make deps (hack/deps/00-apt.sh installs Debian's prometheus-alertmanager)")
 	path := filepath.Join(t.TempDir(), "alertmanager.yml")
 	if err := os.WriteFile(path, got, 0o644); err != nil {
 		t.Fatal(err)
