@@ -9,6 +9,8 @@
 # The digest is reproducible: layer times come from the last commit (SOURCE_DATE_EPOCH).
 # With KUBECAUSE_SBOM_DIR set, ko also writes the image's SPDX SBOMs there (hack/release.sh sets it).
 # Then it runs the image test (deploy/image_test.go): the amd64 binary in the image prints the version.
+# KUBECAUSE_IMAGE_PLATFORMS (default linux/amd64,linux/arm64) narrows the platforms: make test builds
+# linux/amd64 alone (the arm64 build is a second compile of everything, checked by make release).
 #
 # Base image: .ko.yaml names gcr.io/distroless/static:nonroot. Set KUBECAUSE_BASE_IMAGE to use another
 # reachable base. With KUBECAUSE_BASE_IMAGE=local (the default when gcr.io cannot be reached) the script
@@ -35,6 +37,7 @@ export BUILD_DATE="${BUILD_DATE:-$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d-%H:%
 LDFLAGS=$(hack/ldflags.sh)
 export LDFLAGS
 repo="${KUBECAUSE_IMAGE_REPO:-ghcr.io/kubecause/kubecause}"
+export KUBECAUSE_IMAGE_PLATFORMS="${KUBECAUSE_IMAGE_PLATFORMS:-linux/amd64,linux/arm64}"
 out=bin/image
 work=$(mktemp -d)
 registry_pid=""
@@ -114,7 +117,7 @@ fi
 # --push=false: nothing leaves the machine; the result goes to the OCI layout only.
 KO_DEFAULTBASEIMAGE="$base" KO_DOCKER_REPO="$repo" KOCACHE="$cache/ko" \
 	"$ko" build ./exporter/cmd/kubecause --bare --push=false "${sbom[@]}" \
-	--platform=linux/amd64,linux/arm64 --tags="$VERSION" \
+	--platform="$KUBECAUSE_IMAGE_PLATFORMS" --tags="$VERSION" \
 	--image-label "org.opencontainers.image.version=$VERSION" \
 	--image-label "org.opencontainers.image.revision=$REVISION" \
 	--image-label "org.opencontainers.image.source=https://github.com/kubecause/kubecause" \
