@@ -93,6 +93,8 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	reg.MustRegister(causes.NewCollector(table, tableSource, o.runbookPattern))
 	guard := pages.NewGuard()
 	reg.MustRegister(guard.Collector())
+	auth := newAuthLimit()
+	reg.MustRegister(auth.refused)
 
 	selectors := o.events.Selectors()
 	for _, ns := range o.events.Scopes() {
@@ -114,7 +116,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 
 	// The health listener is bound before the main one, so that a bad address ends the start at once.
 	var health *http.Server
-	errc := make(chan error, 2)
+	errc := make(chan error, 1+max(1, len(*webFlags.WebListenAddresses)))
 	if o.healthAddress != "" {
 		ln, err := net.Listen("tcp", o.healthAddress)
 		if err != nil {
@@ -159,8 +161,12 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 	// WriteTimeout ends a response that a stalled reader does not take: the scrape fails visibly
 	// (events.Handler aborts it) and holds nothing of kubecause's past it.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: o.writeTimeout, IdleTimeout: 2 * time.Minute}
-	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
+	listeners := auth.servers(func() *http.Server {
+		return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: o.writeTimeout, IdleTimeout: 2 * time.Minute}
+	}, webFlags)
+	for _, l := range listeners {
+		go func() { errc <- web.ListenAndServe(l.srv, l.flags, logger) }()
+	}
 	select {
 	case err := <-errc:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -171,7 +177,9 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		logger.Info("shutting down")
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		for _, l := range listeners {
+			_ = l.srv.Shutdown(sctx)
+		}
 		if health != nil {
 			_ = health.Shutdown(sctx)
 		}
