@@ -133,11 +133,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle(o.metricsPath, guard.Limit(pages.HandlerMetrics, o.maxRequests, events.Handler(reg, engine, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
-		Timeout:       30 * time.Second,
-	})))
+	mux.Handle(o.metricsPath, guard.Limit(pages.HandlerMetrics, o.maxRequests, metricsHandler(reg, engine, logger)))
 	addHealthHandlers(mux, engine.Synced)
 	// Runbooks and live problems (exporter/pages), under the path of --web.external-url.
 	pageLinks := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern, guard, o.maxPageRequests)
@@ -186,6 +182,17 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		snapshots.Wait(10 * time.Second)
 	}
 	return 0
+}
+
+// metricsHandler serves the telemetry path. Without promhttp's Timeout: its http.TimeoutHandler
+// answers a scraper that gives up at once and lets the gathering go on into a buffer that fails
+// every write, so promhttp logged one error per family left (61 per scrape); the collectors read
+// memory only, and --web.write-timeout bounds the response.
+func metricsHandler(reg prometheus.Gatherer, engine *events.Engine, logger *slog.Logger) http.Handler {
+	return events.Handler(reg, engine, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	})
 }
 
 // addHealthHandlers registers /healthz (liveness: the process serves HTTP; it does not depend on
