@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -232,4 +233,57 @@ func TestExpiredStreamClosesQuietly(t *testing.T) {
 		}
 	}
 	t.Logf("30 expiries: %d reports of the stream's closing after the 410", closings)
+}
+
+// TestFrozenAPIServerIsAnError: an apiserver that accepts connections and never answers is a
+// logged, counted watch error within kube.AnswerTimeout, and kubecause_watch_up is 0; before the
+// timeout, kubecause waited on the first list for good, saying nothing.
+func TestFrozenAPIServerIsAnError(t *testing.T) {
+	defer func(d time.Duration) { kube.AnswerTimeout = d }(kube.AnswerTimeout)
+	kube.AnswerTimeout = 200 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // accepts, reads, never answers
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	client, err := kube.New(&rest.Config{Host: "http://" + ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	src := h.e.NewSource("all")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); src.Watch(ctx, client, "", "type=Warning", logger) }()
+	defer func() { cancel(); <-done }()
+	start := time.Now()
+	for h.value("kubecause_watch_errors_total", nil) < 1 {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("no watch error counted after a minute against an apiserver that never answers")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the counter
+	}
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	if !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "did not begin to answer within 200ms") {
+		t.Errorf("the error is not logged as such:\n%s", out)
+	}
+	if up := h.value("kubecause_watch_up", nil); up != 0 {
+		t.Errorf("kubecause_watch_up = %v, want 0", up)
+	}
+	t.Logf("first error counted after %v", time.Since(start).Round(time.Millisecond))
 }
