@@ -35,7 +35,7 @@ const (
 
 type authLimit struct {
 	slots   chan struct{}
-	key     [32]byte // keys the hash of remembered credentials, so memory holds no password hash of its own
+	key     [32]byte // per process: the remembered hashes are of no use outside it
 	mu      sync.Mutex
 	known   map[[32]byte]time.Time // credentials seen accepted, when last seen
 	refused prometheus.Counter
