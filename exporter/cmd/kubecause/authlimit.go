@@ -171,7 +171,7 @@ type listener struct {
 // before any request is read). One server per address, so that no two listeners wrap one server.
 func (a *authLimit) servers(newServer func() *http.Server, flags *web.FlagConfig) []listener {
 	addrs := []string{""}
-	if systemd := flags.WebSystemdSocket != nil && *flags.WebSystemdSocket; !systemd && len(*flags.WebListenAddresses) > 1 {
+	if systemd := flags.WebSystemdSocket != nil && *flags.WebSystemdSocket; !systemd && flags.WebListenAddresses != nil && len(*flags.WebListenAddresses) > 1 {
 		addrs = *flags.WebListenAddresses
 	}
 	var out []listener

@@ -176,3 +176,73 @@ func TestScrapeServedUnderAPasswordFlood(t *testing.T) {
 		t.Errorf("kubecause_http_auth_refused_total = 0 after a flood of %d clients", hostile)
 	}
 }
+
+// TestEveryListenAddressHasTheLimit: with two --web.listen-address, each address gets a server of
+// its own (the toolkit wraps the handler of the server it serves, once per listener), and on each
+// the wrong passwords past the checks in progress are refused with 429 and counted. The scrape
+// user's hash is of cost 12 (a quarter of a second or more per check), so that twelve wrong
+// passwords at once cannot all be checked within authWait.
+func TestEveryListenAddressHasTheLimit(t *testing.T) {
+	if raceEnabled {
+		t.Skip("bcrypt at cost 12 takes too long under the race detector; TestScrapeServedUnderAPasswordFlood covers the limit there")
+	}
+	a := newAuthLimit()
+	config := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(config, []byte("basic_auth_users:\n  prometheus: "+hash(t, "right", 12)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	var lns []net.Listener
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		addrs = append(addrs, ln.Addr().String())
+	}
+	flags := &web.FlagConfig{WebListenAddresses: &addrs, WebConfigFile: &config}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	l := a.servers(func() *http.Server { return &http.Server{Handler: ok, ReadHeaderTimeout: 10 * time.Second} }, flags)
+	if len(l) != 2 || len(*l[0].flags.WebListenAddresses) != 1 || (*l[1].flags.WebListenAddresses)[0] != addrs[1] {
+		t.Fatalf("servers for %q: %d, want one per address", addrs, len(l))
+	}
+	for i := range l {
+		go func() { _ = web.Serve(lns[i], l[i].srv, l[i].flags, promslog.NewNopLogger()) }()
+		t.Cleanup(func() { _ = l[i].srv.Close() })
+	}
+	const wrong = 12
+	for i, addr := range addrs {
+		before, refused := testutil.ToFloat64(a.refused), 0
+		codes := make(chan int, wrong)
+		for range wrong {
+			go func() {
+				req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
+				req.SetBasicAuth("prometheus", rand.Text())
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					codes <- 0
+					return
+				}
+				resp.Body.Close()
+				codes <- resp.StatusCode
+			}()
+		}
+		for range wrong {
+			switch c := <-codes; c {
+			case http.StatusTooManyRequests:
+				refused++
+			case http.StatusUnauthorized:
+			default:
+				t.Errorf("address %d: a wrong password answered %d", i, c)
+			}
+		}
+		t.Logf("address %d: %d of %d wrong passwords refused with 429", i, refused, wrong)
+		if refused == 0 {
+			t.Errorf("address %d: no wrong password refused: the limit is not in front of the toolkit there", i)
+		}
+		if got := testutil.ToFloat64(a.refused) - before; got != float64(refused) {
+			t.Errorf("address %d: %d answers 429, kubecause_http_auth_refused_total rose by %g", i, refused, got)
+		}
+	}
+}
