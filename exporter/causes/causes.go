@@ -205,6 +205,19 @@ func Parse(data []byte) (*Table, error) {
 	if len(f.Causes) == 0 {
 		fail("causes: missing")
 	}
+	// The target patterns, then the rules' patterns, share MaxPatternCost: spend adds a pattern's
+	// cost, and a pattern may be compiled only while the sum stays within it.
+	cost := 0
+	spend := func(pattern, this string) error {
+		if cost > MaxPatternCost {
+			return errPastBudget
+		}
+		if cost += patternCost(pattern); cost > MaxPatternCost {
+			return fmt.Errorf("the patterns up to this %s expand to %d regexp instructions, more than the %d a table may have (the built-in table needs about a tenth of that): simplify the patterns (a repeat such as {1000} is expanded)",
+				this, cost, MaxPatternCost)
+		}
+		return nil
+	}
 	for i, c := range f.Causes {
 		where := fmt.Sprintf("causes[%d] (name %q)", i, c.Name)
 		switch {
@@ -238,8 +251,8 @@ func Parse(data []byte) (*Table, error) {
 		if c.PodStart != "" && c.PodStart != "platform" && c.PodStart != "workload" {
 			fail("%s: podStart: must be \"platform\" or \"workload\", got %q", where, c.PodStart)
 		}
-		tg, err := compileTarget(c.Target)
-		if err != nil {
+		tg, err := compileTarget(c.Target, spend)
+		if err != nil && err != errPastBudget {
 			fail("%s: target: %v", where, err)
 		}
 		c.Meaning = strings.TrimSpace(c.Meaning)
@@ -255,7 +268,6 @@ func Parse(data []byte) (*Table, error) {
 		t.causes[i].Generic = true
 	}
 
-	cost := 0 // patternCost of the patterns so far
 	for i, r := range f.Rules {
 		where := fmt.Sprintf("rules[%d] (id %q)", i, r.ID)
 		bad := false
@@ -280,11 +292,9 @@ func Parse(data []byte) (*Table, error) {
 		template := templateRE.MatchString(r.Cause)
 		if r.Pattern == "" {
 			check(len(r.Reasons) > 0, "pattern: missing (only a rule with reasons may leave it out)")
-		} else if cost > MaxPatternCost {
-			bad = true // reported at the rule that went past the budget; nothing more is compiled
-		} else if cost += patternCost(r.Pattern); cost > MaxPatternCost {
-			check(false, "pattern: the patterns up to this rule expand to %d regexp instructions, more than the %d a table may have (the built-in table needs about a tenth of that): simplify the patterns (a repeat such as {1000} is expanded)",
-				cost, MaxPatternCost)
+		} else if err := spend(r.Pattern, "rule"); err != nil {
+			check(err == errPastBudget, "pattern: %v", err)
+			bad = true
 		} else if br, err := compileBranches(r.Pattern, !template); err != nil {
 			check(false, "pattern: %v", err)
 		} else {
@@ -368,6 +378,10 @@ func compileCause(cr *rule, t *Table, check func(bool, string, ...any)) {
 		cr.causes = append(cr.causes, final)
 	}
 }
+
+// errPastBudget is what a pattern after the one that went past MaxPatternCost gets: it is not
+// compiled, and only the pattern that went past is reported.
+var errPastBudget = errors.New("past the pattern budget")
 
 // Version is the table's version string.
 func (t *Table) Version() string { return t.version }

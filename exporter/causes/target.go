@@ -33,13 +33,17 @@ type target struct {
 	groups []int
 }
 
-// compileTarget checks and compiles a cause's `target` field.
-func compileTarget(spec string) (*target, error) {
+// compileTarget checks and compiles a cause's `target` field; a pattern is compiled only if spend
+// (the table's pattern budget) lets it.
+func compileTarget(spec string, spend func(pattern, this string) error) (*target, error) {
 	switch spec {
 	case "":
 		return nil, nil
 	case TargetRegistry, TargetNode:
 		return &target{kind: spec}, nil
+	}
+	if err := spend(spec, "target"); err != nil {
+		return nil, err
 	}
 	re, err := regexp.Compile(spec)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 var notInGoldenScrape = map[string]string{
 	"kubecause_endpoints_":                  "the endpoint checks (exporter/endpointcheck, --checks) are another collector, fed by Services and EndpointSlices, not by Events",
 	"kubecause_http_requests_refused_total": "the HTTP layer's refusals (exporter/pages.Guard, registered by main): package pages imports this one, so this test cannot build it; exporter/pages's limit tests read it",
+	"kubecause_http_auth_refused_total":     "the HTTP layer's refusals in front of the credential check (exporter/cmd/kubecause's authLimit); its test reads it",
 }
 
 // docRow is a metric row of a docs/metrics.md table: | `name` | type | labels | meaning |.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -154,7 +155,9 @@ func (s *Source) listed(obj interface{}) (interface{}, error) {
 }
 
 // stream passes a watch through: it reports the Status of every ERROR notification (e.g. 410
-// Gone when the watch's resource version expired) and, for a watch that begins with the initial
+// Gone when the watch's resource version expired), with closing set once the watch has expired
+// or been stopped (what the stream says then is about its closing: client-go's "unable to decode
+// an event from the watch stream" when the reflector closes it after a 410) and, for a watch that begins with the initial
 // Events of a streamed list (initial), reads each of them into the engine as it arrives
 // (Engine.readStreamed) and hands the reflector a stand-in instead (the Event object, emptied),
 // until the bookmark that ends them. The stand-ins of Events added or modified all have the same
@@ -163,16 +166,20 @@ func (s *Source) listed(obj interface{}) (interface{}, error) {
 // nothing. The stand-ins keep the resource version, which the reflector resumes from. (So the
 // store's content is not what a LIST returns: client-go's watch-list consistency check, a test aid
 // turned on by KUBE_WATCHLIST_INCONSISTENCY_DETECTOR, is not for kubecause.)
-func (s *Source) stream(w watch.Interface, initial bool, report func(*metav1.Status)) watch.Interface {
+func (s *Source) stream(w watch.Interface, initial bool, report func(st *metav1.Status, closing bool)) watch.Interface {
 	var gen uint8
 	if initial {
 		gen = s.e.beginStream(s)
 	}
-	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+	sw := &stoppedWatch{}
+	sw.Interface = watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
 		switch ev.Type {
 		case watch.Error:
 			if st, ok := ev.Object.(*metav1.Status); ok && report != nil {
-				report(st)
+				report(st, sw.ended.Load())
+				if expired(&apierrors.StatusError{ErrStatus: *st}) {
+					sw.ended.Store(true)
+				}
 			}
 		case watch.Bookmark:
 			if m, err := meta.Accessor(ev.Object); initial && err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
@@ -192,6 +199,18 @@ func (s *Source) stream(w watch.Interface, initial bool, report func(*metav1.Sta
 		}
 		return ev, true
 	})
+	return sw
+}
+
+// stoppedWatch is a watch that knows whether it has ended: expired, or stopped by its reader.
+type stoppedWatch struct {
+	watch.Interface
+	ended atomic.Bool
+}
+
+func (w *stoppedWatch) Stop() {
+	w.ended.Store(true)
+	w.Interface.Stop()
 }
 
 // Watch runs a reflector of core/v1 Events in namespace ("" = all) with a server-side field
@@ -230,8 +249,12 @@ func (s *Source) Watch(ctx context.Context, client kube.Client, namespace, field
 				return nil, err
 			}
 			initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-			return s.stream(w, initial, func(st *metav1.Status) {
-				fail("watch", &apierrors.StatusError{ErrStatus: *st})
+			return s.stream(w, initial, func(st *metav1.Status, closing bool) {
+				if err := (&apierrors.StatusError{ErrStatus: *st}); !closing {
+					fail("watch", err)
+				} else if ctx.Err() == nil {
+					logger.Debug("Event watch stream closed after it ended", "source", s.name, "err", err)
+				}
 			}), nil
 		},
 	}

@@ -3,8 +3,13 @@ package events
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubecause/kubecause/exporter/kube"
 )
@@ -175,4 +181,109 @@ func TestWatchStreamsTheInitialList(t *testing.T) {
 	if len(c.calls) == 0 || c.calls[0] != "watch rv= initial=true" {
 		t.Fatalf("watch calls %q: want a streamed list first", c.calls)
 	}
+}
+
+// TestExpiredStreamClosesQuietly: a watch that ends with a 410 ERROR notification is stopped by
+// its reader (the reflector), and client-go's stream watcher, reading the body being closed, may
+// report "unable to decode an event from the watch stream" on the way out (a third of the
+// expiries logged an ERROR against a real kube-apiserver). Through client-go's REST client and a
+// 127.0.0.1 server that sends the 410 and holds the stream open, as kube-apiserver's watch does,
+// over HTTP/2 as kube-apiserver serves it, the 410 is reported as such and what follows only as
+// the stream's closing, each time.
+func TestExpiredStreamClosesQuietly(t *testing.T) {
+	gone := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",` +
+		`"message":"The resourceVersion for the provided watch is too old.","reason":"Expired","code":410}}` + "\n"
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, gone)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	srv.EnableHTTP2 = true // as kube-apiserver serves its clients
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	client, err := kube.New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	src := h.e.NewSource("all")
+	closings := 0
+	for i := range 30 {
+		w, err := client.Watch(context.Background(), kube.Events, "", metav1.ListOptions{ResourceVersion: "10"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errs []string
+		sw := src.stream(w, false, func(st *metav1.Status, closing bool) {
+			if closing {
+				closings++
+			} else {
+				errs = append(errs, st.Message)
+			}
+		})
+		for ev := range sw.ResultChan() {
+			if ev.Type == watch.Error {
+				sw.Stop() // as the reflector does on an ERROR notification
+			}
+		}
+		if len(errs) != 1 || errs[0] != "The resourceVersion for the provided watch is too old." {
+			t.Fatalf("expiry %d: errors reported %q, want only the 410", i, errs)
+		}
+	}
+	t.Logf("30 expiries: %d reports of the stream's closing after the 410", closings)
+}
+
+// TestFrozenAPIServerIsAnError: an apiserver that accepts connections and never answers is a
+// logged, counted watch error within kube.AnswerTimeout, and kubecause_watch_up is 0; before the
+// timeout, kubecause waited on the first list for good, saying nothing.
+func TestFrozenAPIServerIsAnError(t *testing.T) {
+	defer func(d time.Duration) { kube.AnswerTimeout = d }(kube.AnswerTimeout)
+	kube.AnswerTimeout = 200 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // accepts, reads, never answers
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	client, err := kube.New(&rest.Config{Host: "http://" + ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	src := h.e.NewSource("all")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); src.Watch(ctx, client, "", "type=Warning", logger) }()
+	defer func() { cancel(); <-done }()
+	start := time.Now()
+	for h.value("kubecause_watch_errors_total", nil) < 1 {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("no watch error counted after a minute against an apiserver that never answers")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the counter
+	}
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	if !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "did not begin to answer within 200ms") {
+		t.Errorf("the error is not logged as such:\n%s", out)
+	}
+	if up := h.value("kubecause_watch_up", nil); up != 0 {
+		t.Errorf("kubecause_watch_up = %v, want 0", up)
+	}
+	t.Logf("first error counted after %v", time.Since(start).Round(time.Millisecond))
 }

@@ -10,7 +10,10 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/flowcontrol"
 )
 
@@ -162,6 +166,7 @@ func New(cfg *rest.Config) (Client, error) {
 		}
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max(cfg.Burst, int(cfg.QPS)))
 	}
+	cfg.Wrap(answerTimeout(AnswerTimeout))
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building Kubernetes client: %w", err)
@@ -208,4 +213,54 @@ func (c *restClient) List(ctx context.Context, r Resource, namespace string, opt
 func (c *restClient) Watch(ctx context.Context, r Resource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
 	return c.request(r, namespace, &opts).Watch(ctx)
+}
+
+// AnswerTimeout is how long a request waits for the apiserver to begin its answer (the response
+// headers): an apiserver that accepts connections and never answers fails each list and watch
+// after it, logged and counted by the caller, instead of holding them for good (over HTTP/1.1
+// nothing else notices: client-go's keepalive pings are HTTP/2's). Watches and streamed lists
+// begin to answer at once; a list page of 500 Events takes milliseconds. A variable for tests.
+var AnswerTimeout = time.Minute
+
+// answerTimeout cancels a request whose response headers have not arrived within d; once they
+// have, the request lives until its body is closed (a watch as long as it streams).
+func answerTimeout(d time.Duration) transport.WrapperFunc {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			ctx, cancel := context.WithCancelCause(req.Context())
+			timer := time.AfterFunc(d, func() { cancel(errNoAnswer) })
+			resp, err := rt.RoundTrip(req.WithContext(ctx))
+			if !timer.Stop() && errors.Is(context.Cause(ctx), errNoAnswer) {
+				if resp != nil {
+					resp.Body.Close()
+				}
+				cancel(nil)
+				return nil, fmt.Errorf("the apiserver did not begin to answer within %s", d)
+			}
+			if err != nil {
+				cancel(nil)
+				return nil, err
+			}
+			resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+			return resp, nil
+		})
+	}
+}
+
+var errNoAnswer = errors.New("no answer")
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// cancelOnClose ends a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel(nil)
+	return err
 }

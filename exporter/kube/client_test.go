@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -97,3 +101,52 @@ func TestObjectMatchesResource(t *testing.T) {
 }
 
 func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+// frozenAPIServer is a 127.0.0.1 listener that accepts connections and never answers (it reads
+// what is sent, so requests are written in full).
+func frozenAPIServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// TestFrozenAPIServerFailsTheRequest: a list or watch sent to an apiserver that accepts the
+// connection and never answers fails after AnswerTimeout with an error that says so, where it
+// waited for good.
+func TestFrozenAPIServerFailsTheRequest(t *testing.T) {
+	defer func(d time.Duration) { AnswerTimeout = d }(AnswerTimeout)
+	AnswerTimeout = 200 * time.Millisecond
+	c, err := New(&rest.Config{Host: frozenAPIServer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // the test's own bound
+	defer cancel()
+	for _, op := range []string{"list", "watch"} {
+		start := time.Now()
+		var err error
+		if op == "list" {
+			_, err = c.List(ctx, Events, "", metav1.ListOptions{ResourceVersion: "0", Limit: 500})
+		} else {
+			_, err = c.Watch(ctx, Events, "", metav1.ListOptions{ResourceVersion: "10", AllowWatchBookmarks: true})
+		}
+		if err == nil || !strings.Contains(err.Error(), "did not begin to answer within 200ms") || ctx.Err() != nil {
+			t.Fatalf("%s against a frozen apiserver: %v after %v; want the answer timeout's error", op, err, time.Since(start))
+		}
+		t.Logf("%s: %v after %v", op, err, time.Since(start).Round(time.Millisecond))
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubecause/kubecause/exporter/causes"
+	_ "github.com/kubecause/kubecause/exporter/cmd/kubecause/hangup" // SIGHUP ignored from the start
 	"github.com/kubecause/kubecause/exporter/endpointcheck"
 	"github.com/kubecause/kubecause/exporter/events"
 	"github.com/kubecause/kubecause/exporter/explain"

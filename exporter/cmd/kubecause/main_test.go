@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,7 +132,9 @@ func TestExplainReadsStandardInput(t *testing.T) {
 }
 
 // TestCauseFileIsBounded: --causes.file must not hang on a FIFO nor read a device or an
-// oversized file to the end; each is refused at once with an error.
+// oversized file to the end, nor compile target patterns past the pattern budget (139 causes
+// targeting 190 \pL{1000} each took 2.7 GB and 21 s to load); each is refused at once with an
+// error.
 func TestCauseFileIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "causes.fifo")
@@ -142,7 +145,16 @@ func TestCauseFileIsBounded(t *testing.T) {
 	if err := os.WriteFile(big, append([]byte("version: \"2026.11\"\n# "), make([]byte, 300<<10)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/dev/zero", fifo, big} {
+	var hostile strings.Builder
+	hostile.WriteString("version: hostile\ncauses:\n  - {name: unknown, category: other, meaning: M., runbook: \"p#u\"}\n")
+	for i := range 139 {
+		fmt.Fprintf(&hostile, "  - {name: c%d, category: other, meaning: M., runbook: \"p#c\", target: '^(?P<target>%s)'}\n", i, strings.Repeat(`\pL{1000}`, 190))
+	}
+	targets := filepath.Join(dir, "targets.yaml")
+	if err := os.WriteFile(targets, []byte(hostile.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/zero", fifo, big, targets} {
 		done := make(chan int, 1)
 		go func() { done <- run([]string{"--config.check", "--causes.file=" + path}) }()
 		select {

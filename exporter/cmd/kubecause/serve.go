@@ -93,6 +93,8 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	reg.MustRegister(causes.NewCollector(table, tableSource, o.runbookPattern))
 	guard := pages.NewGuard()
 	reg.MustRegister(guard.Collector())
+	auth := newAuthLimit()
+	reg.MustRegister(auth.refused)
 
 	selectors := o.events.Selectors()
 	for _, ns := range o.events.Scopes() {
@@ -114,7 +116,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 
 	// The health listener is bound before the main one, so that a bad address ends the start at once.
 	var health *http.Server
-	errc := make(chan error, 2)
+	errc := make(chan error, 1+max(1, len(*webFlags.WebListenAddresses)))
 	if o.healthAddress != "" {
 		ln, err := net.Listen("tcp", o.healthAddress)
 		if err != nil {
@@ -131,11 +133,7 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle(o.metricsPath, guard.Limit(pages.HandlerMetrics, o.maxRequests, events.Handler(reg, engine, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
-		Timeout:       30 * time.Second,
-	})))
+	mux.Handle(o.metricsPath, guard.Limit(pages.HandlerMetrics, o.maxRequests, metricsHandler(reg, engine, logger)))
 	addHealthHandlers(mux, engine.Synced)
 	// Runbooks and live problems (exporter/pages), under the path of --web.external-url.
 	pageLinks := registerPages(mux, o.routePrefix, engine, table, o.runbookPattern, guard, o.maxPageRequests)
@@ -159,8 +157,12 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 	}
 	// WriteTimeout ends a response that a stalled reader does not take: the scrape fails visibly
 	// (events.Handler aborts it) and holds nothing of kubecause's past it.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: o.writeTimeout, IdleTimeout: 2 * time.Minute}
-	go func() { errc <- web.ListenAndServe(srv, webFlags, logger) }()
+	listeners := auth.servers(func() *http.Server {
+		return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: o.writeTimeout, IdleTimeout: 2 * time.Minute}
+	}, webFlags)
+	for _, l := range listeners {
+		go func() { errc <- web.ListenAndServe(l.srv, l.flags, logger) }()
+	}
 	select {
 	case err := <-errc:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -171,13 +173,26 @@ func runExporter(o options, table *causes.Table, tableSource string, webFlags *w
 		logger.Info("shutting down")
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		for _, l := range listeners {
+			_ = l.srv.Shutdown(sctx)
+		}
 		if health != nil {
 			_ = health.Shutdown(sctx)
 		}
 		snapshots.Wait(10 * time.Second)
 	}
 	return 0
+}
+
+// metricsHandler serves the telemetry path. Without promhttp's Timeout: its http.TimeoutHandler
+// answers a scraper that gives up at once and lets the gathering go on into a buffer that fails
+// every write, so promhttp logged one error per family left (61 per scrape); the collectors read
+// memory only, and --web.write-timeout bounds the response.
+func metricsHandler(reg prometheus.Gatherer, engine *events.Engine, logger *slog.Logger) http.Handler {
+	return events.Handler(reg, engine, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	})
 }
 
 // addHealthHandlers registers /healthz (liveness: the process serves HTTP; it does not depend on

@@ -1,10 +1,22 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/events"
 )
 
 // TestHealthListenerServesOnlyHealth: the plain-HTTP health listener answers /healthz always,
@@ -36,5 +48,45 @@ func TestHealthListenerServesOnlyHealth(t *testing.T) {
 		if code := get(path); code != http.StatusNotFound {
 			t.Errorf("%s on the health listener = %d, want 404", path, code)
 		}
+	}
+}
+
+// goneWriter is the response of a scraper that gave up: every write fails as on a closed
+// connection.
+type goneWriter struct{ header http.Header }
+
+func (w *goneWriter) Header() http.Header { return w.header }
+func (w *goneWriter) WriteHeader(int)     {}
+func (w *goneWriter) Write([]byte) (int, error) {
+	return 0, &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}
+}
+
+// TestScrapeGivenUpLogsOnce: a scraper that gives up (its timeout passed) while kubecause gathers
+// is at most one ERROR line (promhttp's first failed write, when its part of the response passes
+// a piece of the spool) and an aborted response, whatever the number of families. With promhttp's
+// Timeout, its http.TimeoutHandler answered 503 at once and the gathering went on into a buffer
+// that failed every write: one ERROR per family, 61 for kubecause's registry.
+func TestScrapeGivenUpLogsOnce(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	engine := events.New(events.Config{Classifier: causes.Default(), MaxSeries: 100, MaxObjectSeries: 100, MaxTargets: 10, Logger: logger})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(engine.Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the scraper is gone
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil).WithContext(ctx)
+	req.Header.Set("Accept-Encoding", "gzip")
+	aborted := func() (aborted bool) {
+		defer func() { aborted = recover() == http.ErrAbortHandler }()
+		metricsHandler(reg, engine, logger).ServeHTTP(&goneWriter{header: http.Header{}}, req)
+		return false
+	}()
+	if n := strings.Count(logs.String(), "level=ERROR"); n > 1 || !aborted {
+		t.Errorf("a scrape of %d families given up: %d ERROR lines, aborted %v; want at most 1 line and aborted:\n%s", len(families), n, aborted, logs.String())
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"syscall"
 )
 
-// ignoreHangup logs and ignores SIGHUP until stop is called. kubecause reads its configuration
+// ignoreHangup logs SIGHUP until stop is called; before and after, it is ignored without a word
+// (package hangup ignores it from the start of the process). kubecause reads its configuration
 // once, at start: there is nothing to reload, and a hang-up (a closed terminal, a process
 // manager's "reload") must not end it silently, which is what Go does with an unhandled SIGHUP.
 func ignoreHangup(logger *slog.Logger) (stop func()) {
@@ -26,6 +27,7 @@ func ignoreHangup(logger *slog.Logger) (stop func()) {
 	}()
 	return func() {
 		signal.Stop(c)
+		signal.Ignore(syscall.SIGHUP) // Stop gave SIGHUP its default action back: ending the process
 		close(done)
 	}
 }

@@ -1,0 +1,6 @@
+//go:build race
+
+package main
+
+// raceEnabled: the race detector makes bcrypt some fifty times slower.
+const raceEnabled = true
