@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -182,85 +181,67 @@ func firesNothing(ctx context.Context, t *testing.T, s *framework.Stack, what st
 }
 
 // expectAlertsFire waits until each alert reaches the pager exactly once, with its runbook
-// section, a severity, a summary and a description.
+// section, a severity, a summary and a description. An alert with ExplainedBy may reach it as
+// that alert instead, never as both.
 func expectAlertsFire(t *testing.T, s *framework.Stack, alerts []scenarios.ExpectedAlert) {
 	t.Helper()
 	for _, a := range alerts {
-		got, err := waitFiring(t, s, a.Match(), a.MayBeMutedBy)
+		got, which, err := waitFiring(s, a)
 		check(t, err)
+		if which.Name != a.Name {
+			t.Logf("%s: %s paged instead: the eviction is its detail", a.Name, which.Name)
+		}
 		for _, n := range got {
 			t.Logf("alert received: %v", n)
-			if !a.RunbookOK(n.Annotations["runbook_url"]) {
-				t.Errorf("%s: runbook_url %q, want …/%s", a.Name, n.Annotations["runbook_url"], a.Runbook)
+			if !which.RunbookOK(n.Annotations["runbook_url"]) {
+				t.Errorf("%s: runbook_url %q, want …/%s", which.Name, n.Annotations["runbook_url"], which.Runbook)
 			}
 			if n.Labels["severity"] == "" || n.Annotations["summary"] == "" || n.Annotations["description"] == "" {
-				t.Errorf("%s: severity, summary and description must be set: %v %v", a.Name, n.Labels, n.Annotations)
+				t.Errorf("%s: severity, summary and description must be set: %v %v", which.Name, n.Labels, n.Annotations)
 			}
 		}
 		if len(got) != 1 {
-			t.Errorf("%s: want exactly one alert matching %v, got %d", a.Name, a.Match(), len(got))
+			t.Errorf("%s: want exactly one alert matching %v, got %d", which.Name, which.Match(), len(got))
 		}
 	}
 }
 
-// mutedLimit bounds how long an expected alert may stay muted before its notification comes
-// (waitFiring).
-const mutedLimit = 10 * time.Minute
-
-// waitFiring waits until the webhook received a firing notification matching match, within
-// alertTimeout. When mayBeMutedBy is set, time during which Alertmanager holds the alert inhibited
-// by that alert (and no other) does not count: the pager gets the muting alert then and this one
-// when it ends, so the wait starts again then (up to mutedLimit in all). Seen on the real node at
-// load: S18-LOW's eviction while the kubelet, still under its disk threshold, reported DiskPressure
-// for 2 min — KubecauseNodePressure paged and muted KubecausePodEvicted until it resolved.
-func waitFiring(t *testing.T, s *framework.Stack, match map[string]string, mayBeMutedBy string) ([]framework.Notification, error) {
-	t.Helper()
+// waitFiring waits until the webhook received a firing notification of a, or of a.ExplainedBy
+// when set, within alertTimeout, and returns them and the alert they are of.
+func waitFiring(s *framework.Stack, a scenarios.ExpectedAlert) ([]framework.Notification, scenarios.ExpectedAlert, error) {
+	candidates := []scenarios.ExpectedAlert{a}
+	if a.ExplainedBy != nil {
+		candidates = append(candidates, *a.ExplainedBy)
+	}
 	var got []framework.Notification
-	start := time.Now()
-	deadline := start.Add(alertTimeout)
-	var muted time.Duration
-	var last time.Time
-	err := framework.Poll(context.Background(), alertTimeout+mutedLimit, func() (bool, error) {
-		if got = s.Webhook.Firing(match); len(got) > 0 {
-			return true, nil
-		}
-		now := time.Now()
-		if mayBeMutedBy != "" && mutedOnlyBy(s, match, mayBeMutedBy) {
-			if !last.IsZero() {
-				muted += now.Sub(last)
+	which := a
+	err := framework.Poll(context.Background(), alertTimeout, func() (bool, error) {
+		for _, c := range candidates {
+			if got = s.Webhook.Firing(c.Match()); len(got) > 0 {
+				which = c
+				return true, nil
 			}
-			last = now
-			deadline = now.Add(alertTimeout)
-		} else {
-			last = time.Time{}
-		}
-		if now.After(deadline) {
-			return false, fmt.Errorf("no firing notification matching %v within %s (muted %s of %s)", match, alertTimeout, muted.Round(time.Second), now.Sub(start).Round(time.Second))
 		}
 		return false, nil
 	})
-	if muted > 0 {
-		t.Logf("%v was muted by %s for %s before its notification", match, mayBeMutedBy, muted.Round(time.Second))
+	if err != nil {
+		return nil, a, fmt.Errorf("no firing notification matching %v within %s", a.Match(), alertTimeout)
 	}
-	return got, err
+	return got, which, nil
 }
 
-// mutedOnlyBy reports whether Alertmanager holds the one alert matching match inhibited by alerts
-// named alertname and no other.
-func mutedOnlyBy(s *framework.Stack, match map[string]string, alertname string) bool {
-	held, err := framework.AlertmanagerAlerts(s.Alertmanager, match)
-	if err != nil || len(held) != 1 || held[0].Status.State != "suppressed" || len(held[0].Status.InhibitedBy) == 0 {
-		return false
+// paged returns the alert of a that reached the pager: a, or a.ExplainedBy when that one did.
+func paged(s *framework.Stack, a scenarios.ExpectedAlert) scenarios.ExpectedAlert {
+	if a.ExplainedBy != nil && len(s.Webhook.Firing(a.ExplainedBy.Match())) > 0 {
+		return *a.ExplainedBy
 	}
-	all, err := framework.AlertmanagerAlerts(s.Alertmanager, nil)
-	if err != nil {
-		return false
+	return a
+}
+
+// neverPaged fails the test for each firing notification of an explained alert.
+func neverPaged(t *testing.T, s *framework.Stack, id string, a scenarios.ExpectedAlert, explainedBy string) {
+	t.Helper()
+	for _, n := range s.Webhook.Firing(a.Match()) {
+		t.Errorf("%s: %s reached the pager although %s explains it: %v", id, a.Name, explainedBy, n)
 	}
-	by := map[string]bool{}
-	for _, a := range all {
-		if slices.Contains(held[0].Status.InhibitedBy, a.Fingerprint) {
-			by[a.Labels["alertname"]] = true
-		}
-	}
-	return len(by) == 1 && by[alertname]
 }

@@ -135,50 +135,34 @@ func realFires(t *testing.T, s *framework.Stack, sc scenarios.Scenario) {
 		promValue(t, s, q.Expr, q.Want)
 	}
 	expectAlertsFire(t, s, sc.Alerts)
-	for _, a := range sc.Inhibited {
-		promValue(t, s, alertsQuery(a), 1)
-		held, err := waitMuted(s, a.Match())
-		check(t, err)
-		t.Logf("%s: firing in Prometheus, held by Alertmanager inhibited by %v: %v", sc.ID, held.Status.InhibitedBy, held.Labels)
+	for _, a := range sc.Explained {
+		neverPaged(t, s, sc.ID, a, alertNames(sc.Alerts))
 	}
 }
 
-// alertsQuery counts the firing alerts of Prometheus matching a.
-func alertsQuery(a scenarios.ExpectedAlert) string {
-	sel := []string{`alertstate="firing"`}
-	for k, v := range a.Match() {
-		sel = append(sel, fmt.Sprintf("%s=%q", k, v))
+// alertNames joins the alerts' names.
+func alertNames(alerts []scenarios.ExpectedAlert) string {
+	var names []string
+	for _, a := range alerts {
+		names = append(names, a.Name)
 	}
-	sort.Strings(sel)
-	return "count(ALERTS{" + strings.Join(sel, ",") + "})"
+	return strings.Join(names, ", ")
 }
 
-// waitMuted waits until Alertmanager holds exactly one alert matching match, inhibited, and
-// returns it.
-func waitMuted(s *framework.Stack, match map[string]string) (framework.AlertmanagerAlert, error) {
-	var held []framework.AlertmanagerAlert
-	err := framework.Poll(context.Background(), alertTimeout, func() (bool, error) {
-		var err error
-		held, err = framework.AlertmanagerAlerts(s.Alertmanager, match)
-		return err == nil && len(held) == 1 && held[0].Status.State == "suppressed" && len(held[0].Status.InhibitedBy) > 0, nil
-	})
-	if err != nil {
-		return framework.AlertmanagerAlert{}, fmt.Errorf("alertmanager does not hold %v inhibited: %w; holds %+v", match, err, held)
-	}
-	return held[0], nil
-}
-
-// realResolves waits until every alert of the scenario resolved after its fix.
+// realResolves waits until every alert of the scenario that paged resolved after its fix; an
+// alert explained by another (ExplainedBy, Explained) has not reached the pager by then.
 func realResolves(t *testing.T, s *framework.Stack, sc scenarios.Scenario) {
 	for _, a := range sc.Alerts {
-		got, err := s.Webhook.WaitResolved(resolveTimeout, a.Match())
+		p := paged(s, a)
+		got, err := s.Webhook.WaitResolved(resolveTimeout, p.Match())
 		check(t, err)
 		t.Logf("%s: %v", sc.ID, got)
-	}
-	for _, a := range sc.Inhibited {
-		if _, err := s.Prometheus.API.WaitFor(context.Background(), alertsQuery(a), resolveTimeout, func(v framework.Vector) bool { return len(v) == 0 }); err != nil {
-			t.Errorf("%s: %s still fires after the fix: %v", sc.ID, a.Name, err)
+		if p.Name != a.Name {
+			neverPaged(t, s, sc.ID, a, p.Name)
 		}
+	}
+	for _, a := range sc.Explained {
+		neverPaged(t, s, sc.ID, a, alertNames(sc.Alerts))
 	}
 	for _, q := range sc.Fixed {
 		promValue(t, s, q.Expr, q.Want)

@@ -49,8 +49,8 @@ local lib = import 'lib.libsonnet';
                            lib.t(cfg, 'has a failing container', '有容器失败')),
           // Evicted pods that still exist and have terminated, per node and namespace: a node
           // under pressure evicts many pods at once, one notification names the node. A node
-          // whose pressure paged (held nodePressureFor) in the last evictionsExplainedFor
-          // explains its evictions: they do not page again once the pressure clears.
+          // whose pressure alert fired in the last evictionsExplainedFor explains its
+          // evictions: they do not page after it, whenever it clears.
           {
             alert: cats.eviction.alert,
             expr: |||

@@ -115,8 +115,8 @@
     workloadEvents: 'namespace_object_cause:kubecause_workload_events:max',
     workloadOwned: 'namespace_object_cause:kubecause_workload_owned:max',
     workloadFailing: 'namespace_workload_cause:kubecause_workload_failing:max',
-    // Nodes whose disk, memory or PID pressure has held for nodePressureFor: value 1, no series
-    // otherwise (the evictions such a pressure explains).
+    // Nodes whose pressure alert (KubecauseNodePressure, or kubernetes-mixin's KubeNodePressure)
+    // fires: value 1, no series otherwise (the evictions such a pressure explains).
     nodePressureHeld: 'cluster_node:kubecause_node_pressure_held:max',
     // The state each alert below reads, one series per object that is in it (objectState).
     pvcProvisioningFailing: 'namespace_persistentvolumeclaim_cause:kubecause_pvc_provisioning_failing:max',

@@ -289,16 +289,15 @@ local lib = import 'lib.libsonnet';
             ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload }),
           },
           {
-            // Nodes whose pressure held for nodePressureFor, as KubecauseNodePressure needs to
-            // fire: the evictions on them are its detail (KubecausePodEvicted).
-            // (A node reported nodePressureFor ago: the window of a node that just joined holds
-            // only its few samples.)
+            // Nodes whose pressure alert fires: the evictions on them are its detail
+            // (KubecausePodEvicted). Read from the alert itself (ALERTS), not from a copy of its
+            // condition, so that "the pressure paged" and "the evictions are explained" cannot
+            // disagree at the edges of its `for` and holds (a DiskPressure of 9m41s at load paged,
+            // while a copy of the condition did not yet hold, and the evictions paged after it).
             record: rec.nodePressureHeld,
-            expr: lib.held(cfg, rec.nodePressureHeld, |||
-              max by (%(cl)s, node) (%(held)s) == 1
-              and on (%(cl)s, node)
-              max by (%(cl)s, node) (%(cond)s offset %(for)s)
-            ||| % { cl: cl, 'for': cfg.nodePressureFor, cond: 'kube_node_status_condition{%s, condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"}' % ksm, held: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"', 'min_over_time', cfg.nodePressureFor) }),
+            expr: |||
+              max by (%(cl)s, node) (ALERTS{alertname="%(alert)s", alertstate="firing"})
+            ||| % { cl: cl, alert: if cfg.kubernetesMixinInstalled then 'KubeNodePressure' else 'KubecauseNodePressure' },
           },
           {
             // Workloads failing per platform cause and shared target: the incident's measure.

@@ -28,10 +28,11 @@ type ExpectedAlert struct {
 	Labels map[string]string // must all be present with these values
 	// Runbook is the page (lower-case alert name) and, for cause alerts, "#<cause>".
 	Runbook string
-	// MayBeMutedBy names an alert the shipped inhibition may mute this one with while the scenario
-	// plays, when the component decides whether it is raised (the kubelet reporting a node
-	// condition): the pager gets that alert first and this one once it ends.
-	MayBeMutedBy string
+	// ExplainedBy is the alert that pages instead of this one when the component raises what
+	// explains it (the kubelet reporting the node condition behind an eviction, for long enough
+	// to page): the incident is one notification, this alert or that one, never both — and this
+	// one never pages after it.
+	ExplainedBy *ExpectedAlert
 }
 
 // Match returns the labels that identify the alert among all notifications.
@@ -68,9 +69,10 @@ type Scenario struct {
 	Expect []RealEvent
 	// Alerts must reach the pager (labels are a subset match) and resolve after Fix.
 	Alerts []ExpectedAlert
-	// Inhibited fire in Prometheus while the scenario is broken, and Alertmanager holds each
-	// muted by the shipped inhibition rules (by an alert of Alerts): the pager does not get them.
-	Inhibited []ExpectedAlert
+	// Explained are the alerts of the scenario's symptoms that an alert of Alerts explains: they
+	// never reach the pager, neither while it fires (the shipped inhibition) nor after it (the
+	// rules know the explanation).
+	Explained []ExpectedAlert
 	// Queries are what a user sees in Prometheus while the scenario is broken (each must reach
 	// its value) and after Fix (Fixed).
 	Queries, Fixed []PromExpect
