@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmezard/go-difflib/difflib"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
@@ -233,21 +234,16 @@ func TestGoldenScrape(t *testing.T) {
 	}
 }
 
-// lineDiff lists the lines only in want (-) and only in got (+).
+// lineDiff is a unified diff of want and got, in order: a reordered scrape shows as moved lines.
 func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for _, l := range w {
-		if !slices.Contains(g, l) {
-			b.WriteString("- " + l + "\n")
-		}
+	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(want), B: difflib.SplitLines(got),
+		FromFile: "want", ToFile: "got", Context: 2,
+	})
+	if err != nil {
+		return err.Error()
 	}
-	for _, l := range g {
-		if !slices.Contains(w, l) {
-			b.WriteString("+ " + l + "\n")
-		}
-	}
-	return b.String()
+	return d
 }
 
 // The script's messages are real: each (reason, message) is in the real node's recording, but the
@@ -273,5 +269,20 @@ func TestGoldenScrapeMessagesAreReal(t *testing.T) {
 		}) {
 			t.Errorf("%s %q is not in real-node.yaml", s.ev.Reason, s.ev.Message)
 		}
+	}
+}
+
+// TestLineDiffShowsReordering: two scrapes with the same lines in another order differ, and the
+// diff says where.
+func TestLineDiffShowsReordering(t *testing.T) {
+	want := "a 1\nb 2\nc 3\n"
+	got := "a 1\nc 3\nb 2\n"
+	d := lineDiff(want, got)
+	moved := strings.Contains(d, "-b 2") && strings.Contains(d, "+b 2") || strings.Contains(d, "-c 3") && strings.Contains(d, "+c 3")
+	if !moved {
+		t.Errorf("lineDiff of a reordered scrape does not show the moved line:\n%s", d)
+	}
+	if lineDiff(want, want) != "" {
+		t.Errorf("lineDiff of equal texts: %q", lineDiff(want, want))
 	}
 }
