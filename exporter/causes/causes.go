@@ -213,7 +213,7 @@ func Parse(data []byte) (*Table, error) {
 			return errPastBudget
 		}
 		if cost += patternCost(pattern); cost > MaxPatternCost {
-			return fmt.Errorf("the patterns up to this %s expand to %d regexp instructions, more than the %d a table may have (the built-in table needs about a tenth of that): simplify the patterns (a repeat such as {1000} is expanded)",
+			return fmt.Errorf("the patterns up to this %s expand to %d regexp instructions, more than the %d a table may have (docs/causes.md says what the built-in table needs): simplify the patterns (a repeat such as {1000} is expanded)",
 				this, cost, MaxPatternCost)
 		}
 		return nil

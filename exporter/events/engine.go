@@ -107,7 +107,8 @@ type Engine struct {
 	listedAge  int64
 	strs       map[string]string // interned label values of small cardinality
 	// classified memoises Classify by a 64-bit hash of (reason, message): a PATCH of count
-	// repeats its Event's message, and classifying costs ~7 µs against ~50 ns for the hash.
+	// repeats its Event's message, and classifying costs far more than the hash
+	// (docs/performance.md).
 	classified map[uint64]uint16
 	results    []classified
 	resultIdx  map[classified]uint16
