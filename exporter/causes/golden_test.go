@@ -112,6 +112,9 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	// as aws-sdk-go v1 prints it).
 	{"branch ENI allocation failed", "BranchAllocationFailed", `failed to allocate branch ENI to pod: InvalidGroup.NotFound: The security group 'sg-0a1b2c3d4e5f60718' does not exist in VPC 'vpc-0f1e2d3c4b5a69788'
 	status code: 400, request id: 5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f`, "cni_error", "sandbox.branch_eni_allocation_failed"},
+	// istio-cni's repair controller on a pod the CNI plugin did not set up (istio/istio 1.30.3
+	// cni/pkg/repair/repaircontroller.go deleteBrokenPod: a fixed message).
+	{"istio-cni broken pod deleted", "DeleteBrokenPod", `pod detected as broken, deleted`, "cni_error", "sandbox.istio_cni_broken_pod"},
 	{"sandbox status", "FailedPodSandBoxStatus", `rpc error: code = NotFound desc = an error occurred when try to find sandbox: not found`, "sandbox_failed", "sandbox.other"},
 
 	// ---- image (S12)
