@@ -246,6 +246,9 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	// ---- scheduling (S2)
 	{"insufficient cpu", "FailedScheduling", `0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},
 	{"insufficient memory beside a control-plane taint", "FailedScheduling", `0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},
+	// Karpenter 1.5+: its provisioning decision, the error as it is (kubernetes-sigs/karpenter v1.14.1
+	// pkg/controllers/provisioning/scheduling events.go PodFailedToScheduleEvent over scheduler.go:718).
+	{"karpenter nodepool limits", "FailedScheduling", `Failed to schedule pod, all available instance types exceed limits for nodepool`, "unknown", "guard.karpenter_provisioning"},
 	{"selector mismatch", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`, "scheduling_node_selector_mismatch", "scheduling.node_selector_mismatch"},
 	{"selector mismatch (old wording)", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match node selector.`, "scheduling_node_selector_mismatch", "scheduling.node_selector_mismatch"},
 	{"untolerated taint and cordon", "FailedScheduling", `0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}, 3 node(s) were unschedulable. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.`, "scheduling_taint_not_tolerated", "scheduling.taint"},
