@@ -49,6 +49,9 @@ var goldens = []golden{
 	{"S9 subpath after configmap change", "Failed", `Error: failed to create containerd task: OCI runtime create failed: container_linux.go:345: starting container process caused "process_linux.go:424: container init caused \"rootfs_linux.go:58: mounting \\\"/var/lib/kubelet/pods/211d53f4-d08c-11e9-b0a7-b6655eaf02a6/volume-subpaths/manage-config-volume/manage/0\\\" to rootfs \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1dfe7f3251b8c30d59ebf613d99715f3b800740e587e681d2a903/rootfs\\\" at \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1dfe7f3251b8c30d59ebf613d99715f3b800740e587e681d2a903/rootfs/app/resources/application.properties\\\" caused \\\"no such file or directory\\\"\"": unknown`, "subpath_failed", "volume.subpath_failed"},
 	{"subpath prepare", "Failed", `Error: failed to prepare subPath for volumeMount "config" of container "app"`, "subpath_failed", "volume.subpath_failed"},
 	{"nfs mount failed", "FailedMount", `MountVolume.SetUp failed for volume "nfs" : mount failed: exit status 32 Mounting command: mount Mounting arguments: -t nfs 10.0.0.5:/exports /var/lib/kubelet/pods/5f1e/volumes/kubernetes.io~nfs/nfs Output: mount.nfs: access denied by server while mounting 10.0.0.5:/exports`, "nfs_mount_failed", "volume.nfs"},
+	// The NFS CSI driver's mount that did not return in time (kubernetes-csi/csi-driver-nfs v4.13.4
+	// pkg/nfs/nodeserver.go:158, "mount volume %s to %s timeout after %ds", under the kubelet's SetUp).
+	{"nfs csi mount timeout", "FailedMount", nfsCSIMountTimeout, "nfs_mount_failed", "volume.nfs"},
 	{"block map failed", "FailedMapVolume", `MapVolume.SetUpDevice failed for volume "pvc-0a5c3d8e" : kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name ebs.csi.aws.com not found in the list of registered CSI drivers`, "csi_driver_not_registered", "volume.csi_driver_not_registered"},
 
 	// ---- storage (S2)
@@ -398,4 +401,17 @@ func tuningLines(t *testing.T) []struct{ Reason, Message string } {
 		t.Fatal("testdata/corpus/tuning.yaml is empty")
 	}
 	return lines
+}
+
+// nfsCSIMountTimeout is the NFS CSI driver's mount timeout as the kubelet reports it
+// (kubernetes-csi/csi-driver-nfs v4.13.4 pkg/nfs/nodeserver.go:158, under operation_generator.go's
+// "MountVolume.SetUp failed for volume %q : %v").
+const nfsCSIMountTimeout = `MountVolume.SetUp failed for volume "pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11" : rpc error: code = Internal desc = mount volume 10.20.30.40:/exports/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11 to /var/lib/kubelet/pods/42b8a77a-b9f9-4429-b77b-a2f8e7d6f6f9/volumes/kubernetes.io~csi/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11/mount timeout after 120s`
+
+// The NFS server of the driver's timeout is the incident's target, as for mount.nfs's own errors.
+func TestTargetNFSCSIMountTimeout(t *testing.T) {
+	r := Default().Classify("FailedMount", nfsCSIMountTimeout)
+	if r.Cause != "nfs_mount_failed" || r.Target != "10.20.30.40" {
+		t.Errorf("Classify = cause %q target %q, want nfs_mount_failed 10.20.30.40", r.Cause, r.Target)
+	}
 }
