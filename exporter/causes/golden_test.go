@@ -52,6 +52,9 @@ var goldens = []golden{
 	// The NFS CSI driver's mount that did not return in time (kubernetes-csi/csi-driver-nfs v4.13.4
 	// pkg/nfs/nodeserver.go:158, "mount volume %s to %s timeout after %ds", under the kubelet's SetUp).
 	{"nfs csi mount timeout", "FailedMount", nfsCSIMountTimeout, "nfs_mount_failed", "volume.nfs"},
+	// The Azure Disk CSI driver's dangling attach refused (kubernetes-sigs/azuredisk-csi-driver v1.34.5
+	// pkg/azuredisk/controllerserver.go:760, under the attach-detach controller's AttachVolume.Attach).
+	{"azure disk attached to another node", "FailedAttachVolume", `AttachVolume.Attach failed for volume "pvc-1fa755a6-0144-4ee0-8cec-b2cbf46c4a0d" : rpc error: code = FailedPrecondition desc = volume /subscriptions/b9d2281e-dcd5-4dfd-9a97-0d50377cdf76/resourceGroups/mc_rg_aks_eastus/providers/Microsoft.Compute/disks/pvc-1fa755a6-0144-4ee0-8cec-b2cbf46c4a0d still has VolumeAttachments on node aks-nodepool1-12345678-vmss000003, refusing dangling detach`, "volume_multi_attach", "volume.multi_attach"},
 	{"block map failed", "FailedMapVolume", `MapVolume.SetUpDevice failed for volume "pvc-0a5c3d8e" : kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name ebs.csi.aws.com not found in the list of registered CSI drivers`, "csi_driver_not_registered", "volume.csi_driver_not_registered"},
 
 	// ---- storage (S2)
