@@ -52,6 +52,9 @@ var goldens = []golden{
 	// The NFS CSI driver's mount that did not return in time (kubernetes-csi/csi-driver-nfs v4.13.4
 	// pkg/nfs/nodeserver.go:158, "mount volume %s to %s timeout after %ds", under the kubelet's SetUp).
 	{"nfs csi mount timeout", "FailedMount", nfsCSIMountTimeout, "nfs_mount_failed", "volume.nfs"},
+	// The Azure Files CSI driver's timeout on an NFS share (kubernetes-sigs/azurefile-csi-driver v1.35.7
+	// pkg/azurefile/nodeserver.go:631 and :638, under the kubelet's MountDevice).
+	{"azure files nfs mount timeout", "FailedMount", `MountVolume.MountDevice failed for volume "pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11" : rpc error: code = Internal desc = volume(mc_rg_aks_eastus#f5713de20cde511e8ba4900#pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11###default) mount f5713de20cde511e8ba4900.file.core.windows.net:/f5713de20cde511e8ba4900/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11 on /var/lib/kubelet/plugins/kubernetes.io/csi/file.csi.azure.com/3f1a2b4c/globalmount failed with mount operation timed out after 90 seconds: source=f5713de20cde511e8ba4900.file.core.windows.net:/f5713de20cde511e8ba4900/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11, target=/var/lib/kubelet/plugins/kubernetes.io/csi/file.csi.azure.com/3f1a2b4c/globalmount`, "nfs_mount_failed", "volume.nfs"},
 	// The Azure Disk CSI driver's dangling attach refused (kubernetes-sigs/azuredisk-csi-driver v1.34.5
 	// pkg/azuredisk/controllerserver.go:760, under the attach-detach controller's AttachVolume.Attach).
 	{"azure disk attached to another node", "FailedAttachVolume", `AttachVolume.Attach failed for volume "pvc-1fa755a6-0144-4ee0-8cec-b2cbf46c4a0d" : rpc error: code = FailedPrecondition desc = volume /subscriptions/b9d2281e-dcd5-4dfd-9a97-0d50377cdf76/resourceGroups/mc_rg_aks_eastus/providers/Microsoft.Compute/disks/pvc-1fa755a6-0144-4ee0-8cec-b2cbf46c4a0d still has VolumeAttachments on node aks-nodepool1-12345678-vmss000003, refusing dangling detach`, "volume_multi_attach", "volume.multi_attach"},
@@ -411,10 +414,23 @@ func tuningLines(t *testing.T) []struct{ Reason, Message string } {
 // "MountVolume.SetUp failed for volume %q : %v").
 const nfsCSIMountTimeout = `MountVolume.SetUp failed for volume "pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11" : rpc error: code = Internal desc = mount volume 10.20.30.40:/exports/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11 to /var/lib/kubelet/pods/42b8a77a-b9f9-4429-b77b-a2f8e7d6f6f9/volumes/kubernetes.io~csi/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11/mount timeout after 120s`
 
-// The NFS server of the driver's timeout is the incident's target, as for mount.nfs's own errors.
+// The NFS server of the drivers' timeouts is the incident's target, as for mount.nfs's own errors.
 func TestTargetNFSCSIMountTimeout(t *testing.T) {
 	r := Default().Classify("FailedMount", nfsCSIMountTimeout)
 	if r.Cause != "nfs_mount_failed" || r.Target != "10.20.30.40" {
 		t.Errorf("Classify = cause %q target %q, want nfs_mount_failed 10.20.30.40", r.Cause, r.Target)
+	}
+	found := false
+	for _, g := range goldens {
+		if g.name != "azure files nfs mount timeout" {
+			continue
+		}
+		found = true
+		if r := Default().Classify(g.reason, g.message); r.Target != "f5713de20cde511e8ba4900.file.core.windows.net" {
+			t.Errorf("%s: target %q, want the share's server", g.name, r.Target)
+		}
+	}
+	if !found {
+		t.Error("no golden named \"azure files nfs mount timeout\"")
 	}
 }
