@@ -49,6 +49,15 @@ var goldens = []golden{
 	{"S9 subpath after configmap change", "Failed", `Error: failed to create containerd task: OCI runtime create failed: container_linux.go:345: starting container process caused "process_linux.go:424: container init caused \"rootfs_linux.go:58: mounting \\\"/var/lib/kubelet/pods/211d53f4-d08c-11e9-b0a7-b6655eaf02a6/volume-subpaths/manage-config-volume/manage/0\\\" to rootfs \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1dfe7f3251b8c30d59ebf613d99715f3b800740e587e681d2a903/rootfs\\\" at \\\"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/e6746201faa1dfe7f3251b8c30d59ebf613d99715f3b800740e587e681d2a903/rootfs/app/resources/application.properties\\\" caused \\\"no such file or directory\\\"\"": unknown`, "subpath_failed", "volume.subpath_failed"},
 	{"subpath prepare", "Failed", `Error: failed to prepare subPath for volumeMount "config" of container "app"`, "subpath_failed", "volume.subpath_failed"},
 	{"nfs mount failed", "FailedMount", `MountVolume.SetUp failed for volume "nfs" : mount failed: exit status 32 Mounting command: mount Mounting arguments: -t nfs 10.0.0.5:/exports /var/lib/kubelet/pods/5f1e/volumes/kubernetes.io~nfs/nfs Output: mount.nfs: access denied by server while mounting 10.0.0.5:/exports`, "nfs_mount_failed", "volume.nfs"},
+	// The NFS CSI driver's mount that did not return in time (kubernetes-csi/csi-driver-nfs v4.13.4
+	// pkg/nfs/nodeserver.go:158, "mount volume %s to %s timeout after %ds", under the kubelet's SetUp).
+	{"nfs csi mount timeout", "FailedMount", nfsCSIMountTimeout, "nfs_mount_failed", "volume.nfs"},
+	// The Azure Files CSI driver's timeout on an NFS share (kubernetes-sigs/azurefile-csi-driver v1.35.7
+	// pkg/azurefile/nodeserver.go:631 and :638, under the kubelet's MountDevice).
+	{"azure files nfs mount timeout", "FailedMount", `MountVolume.MountDevice failed for volume "pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11" : rpc error: code = Internal desc = volume(mc_rg_aks_eastus#f5713de20cde511e8ba4900#pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11###default) mount f5713de20cde511e8ba4900.file.core.windows.net:/f5713de20cde511e8ba4900/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11 on /var/lib/kubelet/plugins/kubernetes.io/csi/file.csi.azure.com/3f1a2b4c/globalmount failed with mount operation timed out after 90 seconds: source=f5713de20cde511e8ba4900.file.core.windows.net:/f5713de20cde511e8ba4900/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11, target=/var/lib/kubelet/plugins/kubernetes.io/csi/file.csi.azure.com/3f1a2b4c/globalmount`, "nfs_mount_failed", "volume.nfs"},
+	// The Azure Disk CSI driver's dangling attach refused (kubernetes-sigs/azuredisk-csi-driver v1.34.5
+	// pkg/azuredisk/controllerserver.go:760, under the attach-detach controller's AttachVolume.Attach).
+	{"azure disk attached to another node", "FailedAttachVolume", `AttachVolume.Attach failed for volume "pvc-1fa755a6-0144-4ee0-8cec-b2cbf46c4a0d" : rpc error: code = FailedPrecondition desc = volume /subscriptions/b9d2281e-dcd5-4dfd-9a97-0d50377cdf76/resourceGroups/mc_rg_aks_eastus/providers/Microsoft.Compute/disks/pvc-1fa755a6-0144-4ee0-8cec-b2cbf46c4a0d still has VolumeAttachments on node aks-nodepool1-12345678-vmss000003, refusing dangling detach`, "volume_multi_attach", "volume.multi_attach"},
 	{"block map failed", "FailedMapVolume", `MapVolume.SetUpDevice failed for volume "pvc-0a5c3d8e" : kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name ebs.csi.aws.com not found in the list of registered CSI drivers`, "csi_driver_not_registered", "volume.csi_driver_not_registered"},
 
 	// ---- storage (S2)
@@ -112,6 +121,9 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	// as aws-sdk-go v1 prints it).
 	{"branch ENI allocation failed", "BranchAllocationFailed", `failed to allocate branch ENI to pod: InvalidGroup.NotFound: The security group 'sg-0a1b2c3d4e5f60718' does not exist in VPC 'vpc-0f1e2d3c4b5a69788'
 	status code: 400, request id: 5f1c2a3b-4d5e-11e9-8f1a-0a1b2c3d4e5f`, "cni_error", "sandbox.branch_eni_allocation_failed"},
+	// istio-cni's repair controller on a pod the CNI plugin did not set up (istio/istio 1.30.3
+	// cni/pkg/repair/repaircontroller.go deleteBrokenPod: a fixed message).
+	{"istio-cni broken pod deleted", "DeleteBrokenPod", `pod detected as broken, deleted`, "cni_error", "sandbox.istio_cni_broken_pod"},
 	{"sandbox status", "FailedPodSandBoxStatus", `rpc error: code = NotFound desc = an error occurred when try to find sandbox: not found`, "sandbox_failed", "sandbox.other"},
 
 	// ---- image (S12)
@@ -243,6 +255,9 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	// ---- scheduling (S2)
 	{"insufficient cpu", "FailedScheduling", `0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},
 	{"insufficient memory beside a control-plane taint", "FailedScheduling", `0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.`, "scheduling_insufficient_resources", "scheduling.insufficient_resources"},
+	// Karpenter 1.5+: its provisioning decision, the error as it is (kubernetes-sigs/karpenter v1.14.1
+	// pkg/controllers/provisioning/scheduling events.go PodFailedToScheduleEvent over scheduler.go:718).
+	{"karpenter nodepool limits", "FailedScheduling", `Failed to schedule pod, all available instance types exceed limits for nodepool`, "unknown", "guard.karpenter_provisioning"},
 	{"selector mismatch", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`, "scheduling_node_selector_mismatch", "scheduling.node_selector_mismatch"},
 	{"selector mismatch (old wording)", "FailedScheduling", `0/3 nodes are available: 3 node(s) didn't match node selector.`, "scheduling_node_selector_mismatch", "scheduling.node_selector_mismatch"},
 	{"untolerated taint and cordon", "FailedScheduling", `0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}, 3 node(s) were unschedulable. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.`, "scheduling_taint_not_tolerated", "scheduling.taint"},
@@ -392,4 +407,30 @@ func tuningLines(t *testing.T) []struct{ Reason, Message string } {
 		t.Fatal("testdata/corpus/tuning.yaml is empty")
 	}
 	return lines
+}
+
+// nfsCSIMountTimeout is the NFS CSI driver's mount timeout as the kubelet reports it
+// (kubernetes-csi/csi-driver-nfs v4.13.4 pkg/nfs/nodeserver.go:158, under operation_generator.go's
+// "MountVolume.SetUp failed for volume %q : %v").
+const nfsCSIMountTimeout = `MountVolume.SetUp failed for volume "pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11" : rpc error: code = Internal desc = mount volume 10.20.30.40:/exports/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11 to /var/lib/kubelet/pods/42b8a77a-b9f9-4429-b77b-a2f8e7d6f6f9/volumes/kubernetes.io~csi/pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11/mount timeout after 120s`
+
+// The NFS server of the drivers' timeouts is the incident's target, as for mount.nfs's own errors.
+func TestTargetNFSCSIMountTimeout(t *testing.T) {
+	r := Default().Classify("FailedMount", nfsCSIMountTimeout)
+	if r.Cause != "nfs_mount_failed" || r.Target != "10.20.30.40" {
+		t.Errorf("Classify = cause %q target %q, want nfs_mount_failed 10.20.30.40", r.Cause, r.Target)
+	}
+	found := false
+	for _, g := range goldens {
+		if g.name != "azure files nfs mount timeout" {
+			continue
+		}
+		found = true
+		if r := Default().Classify(g.reason, g.message); r.Target != "f5713de20cde511e8ba4900.file.core.windows.net" {
+			t.Errorf("%s: target %q, want the share's server", g.name, r.Target)
+		}
+	}
+	if !found {
+		t.Error("no golden named \"azure files nfs mount timeout\"")
+	}
 }
