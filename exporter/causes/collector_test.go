@@ -92,3 +92,38 @@ func labelMap(m *dto.Metric) map[string]string {
 	}
 	return l
 }
+
+// A cause of the user's own table, its runbook on their wiki: the info series carries the link
+// as it is, whatever the pattern, and the properties the rules select it by.
+func TestCollectorUserCause(t *testing.T) {
+	tab, err := Parse([]byte(`version: "1.13.0-acme.1"
+causes:
+  - {name: longhorn_no_block_frontend, category: volume, meaning: Longhorn has no block device for the volume., runbook: "https://wiki.example.com/storage/longhorn#no-block-frontend", podStart: platform, target: node}
+  - {name: unknown, category: other, meaning: No rule matched., runbook: "kubecauseunclassifiedevents#unknown"}
+rules:
+  - {id: acme.longhorn, reasons: [FailedMount], pattern: 'desc = There is no block device frontend for volume ', cause: longhorn_no_block_frontend}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewCollector(tab, "/etc/kubecause/config/causes.yaml", "https://runbooks.example.com/%s.md"))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			switch {
+			case mf.GetName() == "kubecause_causes_table_version" && m.GetGauge().GetValue() != 1013000:
+				t.Errorf("kubecause_causes_table_version = %v, want 1013000", m.GetGauge().GetValue())
+			case mf.GetName() == "kubecause_cause_info" && label(m, "cause") == "longhorn_no_block_frontend":
+				want := map[string]string{"cause": "longhorn_no_block_frontend", "category": "volume", "symptom": "false", "symptom_of": "",
+					"pod_start": "platform", "target_kind": "node", "runbook_url": "https://wiki.example.com/storage/longhorn#no-block-frontend"}
+				if l := labelMap(m); !maps.Equal(l, want) {
+					t.Errorf("labels %v, want %v", l, want)
+				}
+			}
+		}
+	}
+}
