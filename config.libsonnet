@@ -72,6 +72,9 @@
     // reason) and restarted within this window is named oom_killed. Longer than the kubelet's
     // longest crash back-off (5m), so the name does not flip between restarts.
     oomWindow: '15m',
+    // The one cause not read from an Event: a crash loop whose container kube-state-metrics
+    // reports OOMKilled is named `to` instead of `from` (both causes of the table).
+    oomRefines: { from: 'crash_loop_backoff', to: 'oom_killed' },
     // An incident: pods of at least incidentMinWorkloads workloads fail for one cause on one
     // target (registry, CNI plugin, CSI driver, node, quota, webhook). One notification names
     // it; its per-pod alerts are inhibited. Its `for` is shorter than the per-pod alerts' so
@@ -145,10 +148,14 @@
     grafanaRefresh: '1m',
     grafanaTimeFrom: 'now-6h',
 
-    // The cause table of the exporter is the only place where a cause is defined: its category
-    // (which alert shows it), whether it is a symptom, whether it counts against the pod-start
-    // SLO (podStart: platform) and its runbook. Point this at your own table (--causes.file) if
-    // you run one.
+    // The cause table the exporter loads is the only place where a cause is defined: its
+    // category (which alert shows it), whether it is a symptom, whether it counts against the
+    // pod-start SLO (podStart: platform), its target and its runbook. The exporter serves them as
+    // labels of kubecause_cause_info and the rules select causes by them
+    // (cluster_cause:kubecause_cause_info:latest), never by name: a table of your own
+    // (--causes.file) needs no change here. Runbook links of causes follow the exporter's
+    // --runbook.url-pattern (or the table's https:// links), not runbookURLPattern below.
+    // The built-in table, read only to document and test the mixin (docs, runbook anchors):
     causeTable: std.parseYaml(importstr 'exporter/causes/causes.yaml'),
 
     // The alert of each cause category, the kind of object its causes are counted on, the
@@ -156,7 +163,7 @@
     // its `for`, and whether it keeps a pod from starting (podStart: its platform causes count
     // against the pod-start SLO). Declared once: the alerts, the inhibition rules, the SLO and
     // the dashboards read it. A cause whose category is not listed here is counted by the
-    // exporter but has no alert of its own.
+    // exporter but has no alert of its own: give your own causes one of these categories.
     categoryAlerts: {
       volume: { alert: 'KubecausePodVolumeFailing', kind: 'Pod', state: 'notStarted', 'for': $._config.podStartFailingFor, podStart: true },
       sandbox: { alert: 'KubecausePodSandboxFailing', kind: 'Pod', state: 'notStarted', 'for': $._config.podStartFailingFor, podStart: true },
@@ -170,9 +177,9 @@
       other: { alert: 'KubecauseUnclassifiedEvents', kind: '', podStart: false },
     },
 
-    // Derived from the table (do not override): per category its causes and its symptoms
-    // (causes that follow from another cause; an alert shows them only when no root cause of
-    // any category is live on the same object).
+    // Derived from the built-in table (do not override; no rule reads the lists): per category
+    // its causes and its symptoms (causes that follow from another cause; an alert shows them
+    // only when no root cause of any category is live on the same object).
     causeCategories: {
       [k]: $._config.categoryAlerts[k] {
         causes: [c.name for c in $._config.causeTable.causes if c.category == k],
@@ -184,14 +191,5 @@
     podCategories: [k for k in std.objectFields(self.categoryAlerts) if self.categoryAlerts[k].kind == 'Pod'],
     podAlerts: [self.categoryAlerts[k].alert for k in self.podCategories],
     podStartAlerts: [self.categoryAlerts[k].alert for k in self.podCategories if self.categoryAlerts[k].podStart],
-    // Derived: every symptom and every root cause of a pod, whatever its category.
-    podSymptoms: std.flattenArrays([self.causeCategories[k].symptoms for k in self.podCategories]),
-    podRootCauses: std.flattenArrays([[c for c in self.causeCategories[k].causes if !std.member(self.causeCategories[k].symptoms, c)] for k in self.podCategories]),
-    // Derived: the causes that count against the pod-start SLO (platform failures, root causes).
-    podStartSLOCauses: [
-      c.name
-      for c in self.causeTable.causes
-      if std.get(c, 'podStart', '') == 'platform' && !std.get(c, 'symptom', false)
-    ],
   },
 }

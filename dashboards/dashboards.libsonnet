@@ -27,9 +27,9 @@ local g = import 'lib/grafana.libsonnet';
                                                   * on (%(cl)s, namespace, pod) group_left (node, workload_type, workload)
                                                   %(workload)s{%(cl)s="$cluster"}
                                                   * on (cause) group_left (runbook_url)
-                                                  max by (cause, runbook_url) (kubecause_cause_info{%(kc)s, %(cl)s="$cluster"})
+                                                  max by (cause, runbook_url) (%(info)s{%(cl)s="$cluster"})
                                                 )
-                                              ||| % (c { workload: lib.podWorkloadRecord }), instant=true)],
+                                              ||| % (c { workload: lib.podWorkloadRecord, info: lib.records.causeInfo }), instant=true)],
                                               h=10,
                                               fieldLinks={ cause: '${__data.fields.runbook_url}' },
                                               hidden=['runbook_url'],
@@ -73,8 +73,8 @@ local g = import 'lib/grafana.libsonnet';
                                               [g.target(|||
                                                 max by (namespace, name, reason, cause) (kubecause_object_events{%(kc)s, %(cl)s="$cluster", kind="Pod", namespace=~"$namespace"})
                                                 * on (cause) group_left (category, runbook_url)
-                                                max by (cause, category, runbook_url) (kubecause_cause_info{%(kc)s, %(cl)s="$cluster"})
-                                              ||| % c, instant=true)],
+                                                max by (cause, category, runbook_url) (%(info)s{%(cl)s="$cluster"})
+                                              ||| % (c { info: lib.records.causeInfo }), instant=true)],
                                               fieldLinks={ cause: '${__data.fields.runbook_url}' },
                                               hidden=['runbook_url'],
                                               links=[g.runbookLink(cfg, cfg.causeCategories[k].alert) for k in ['volume', 'sandbox', 'image', 'probe', 'container']]),

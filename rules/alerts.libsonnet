@@ -14,7 +14,7 @@ local lib = import 'lib.libsonnet';
   local podCategoryAlert(category, summary, what) = {
     local cat = cats[category],
     alert: cat.alert,
-    expr: '%s{%s} > 0\n' % [lib.records.podFailing, lib.causeMatcher(cat.causes)],
+    expr: lib.withCause(cfg, '%s > 0' % lib.records.podFailing, 'category="%s"' % category) + '\n',
     'for': cat['for'],
     // A firing alert rides out a short gap of its series (exporter restart) instead of
     // resolving and paging again.
@@ -23,7 +23,7 @@ local lib = import 'lib.libsonnet';
     annotations: {
       summary: summary,
       description: lib.t(cfg, 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s%s %s: {{ $labels.cause }}%s (occurrences on live Events: {{ $value | humanize }}).', 'Pod {{ $labels.namespace }}/{{ $labels.pod }}%s%s%s：{{ $labels.cause }}%s（存活事件中的发生次数：{{ $value | humanize }}）。') % [onCluster, lib.podWhere(cfg), what, lib.onTarget(cfg)],
-      runbook_url: lib.runbookURL(cfg, cat.alert, '{{ $labels.cause }}'),
+      runbook_url: lib.causeRunbookURL(cfg, lib.runbookURL(cfg, cat.alert)),
     },
   },
 
@@ -54,16 +54,16 @@ local lib = import 'lib.libsonnet';
           {
             alert: cats.eviction.alert,
             expr: |||
-              count by (%(clusterLabel)s, node, namespace, cause) (%(failing)s{%(causes)s}) > 0
+              count by (%(clusterLabel)s, node, namespace, cause) (%(failing)s) > 0
               unless on (%(clusterLabel)s, node)
               max_over_time(%(held)s[%(evictionsExplainedFor)s])
-            ||| % (cfg { failing: lib.records.podFailing, causes: lib.causeMatcher(cats.eviction.causes), held: lib.records.nodePressureHeld }),
+            ||| % (cfg { failing: lib.withCause(cfg, lib.records.podFailing, 'category="eviction"'), held: lib.records.nodePressureHeld }),
             'for': cats.eviction['for'],
             labels: { severity: 'warning' },
             annotations: {
               summary: lib.t(cfg, 'Pods were evicted from their nodes.', 'Pod 被从节点驱逐。'),
               description: lib.t(cfg, '{{ $value | humanize }} pods in namespace {{ $labels.namespace }}%s were evicted from node {{ $labels.node }}: {{ $labels.cause }}.', '命名空间 {{ $labels.namespace }}%s 中有 {{ $value | humanize }} 个 Pod 被从节点 {{ $labels.node }} 驱逐：{{ $labels.cause }}。') % onCluster,
-              runbook_url: lib.runbookURL(cfg, cats.eviction.alert, '{{ $labels.cause }}'),
+              runbook_url: lib.causeRunbookURL(cfg, lib.runbookURL(cfg, cats.eviction.alert)),
             },
           },
           podCategoryAlert('scheduling',
@@ -89,7 +89,7 @@ local lib = import 'lib.libsonnet';
               description: lib.t(cfg, '{{ $labels.cause }} on {{ $labels.target }}%(onCluster)s: %(pods)s pods of {{ $value | humanize }} workloads fail. The per-pod alerts of this cause and target are inhibited; the runbook of the cause: %(causeRunbook)s', '{{ $labels.cause }}（{{ $labels.target }}）%(onCluster)s：{{ $value | humanize }} 个工作负载的 %(pods)s 个 Pod 失败。该原因和目标的单个 Pod 告警已被抑制；该原因的运行手册：%(causeRunbook)s') % {
                 onCluster: onCluster,
                 pods: '{{ with printf "count(%s{%s=%%q, cause=%%q, target=%%q})" $labels.%s $labels.cause $labels.target | query }}{{ . | first | value | humanize }}{{ end }}' % [lib.records.podFailing, cfg.clusterLabel, cfg.clusterLabel],
-                causeRunbook: lib.causeRunbookURL(cfg),
+                causeRunbook: lib.causeRunbookURL(cfg, lib.runbookURL(cfg, 'KubecauseIncident')),
               },
               runbook_url: lib.runbookURL(cfg, 'KubecauseIncident'),
             },
@@ -105,7 +105,7 @@ local lib = import 'lib.libsonnet';
             annotations: {
               summary: lib.t(cfg, 'Controllers cannot create the pods of workloads, or Jobs failed.', '控制器无法为工作负载创建 Pod，或 Job 失败。'),
               description: lib.t(cfg, '{{ $labels.workload_type }} {{ $labels.namespace }}/{{ $labels.workload }}%s: {{ $labels.cause }}%s.', '{{ $labels.workload_type }} {{ $labels.namespace }}/{{ $labels.workload }}%s：{{ $labels.cause }}%s。') % [onCluster, lib.onTarget(cfg)],
-              runbook_url: lib.runbookURL(cfg, cats.workload.alert, '{{ $labels.cause }}'),
+              runbook_url: lib.causeRunbookURL(cfg, lib.runbookURL(cfg, cats.workload.alert)),
             },
           },
         ],
@@ -121,7 +121,7 @@ local lib = import 'lib.libsonnet';
             annotations: {
               summary: lib.t(cfg, 'Persistent volume claims cannot be provisioned.', '无法为 PVC 供应卷。'),
               description: lib.t(cfg, 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s stays Pending: {{ $labels.cause }}.', 'PVC {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }}%s 一直处于 Pending：{{ $labels.cause }}。') % onCluster,
-              runbook_url: lib.runbookURL(cfg, cats.storage.alert, '{{ $labels.cause }}'),
+              runbook_url: lib.causeRunbookURL(cfg, lib.runbookURL(cfg, cats.storage.alert)),
             },
           },
           {

@@ -92,7 +92,8 @@
       // Sidecars cannot reach istiod while its endpoints are wrong: their not-ready probes
       // are that page's detail.
       source_matchers: ['alertname="KubecauseIstiodRemoteEndpointsMismatch"'],
-      target_matchers: ['alertname="%s"' % cats.probe.alert, 'cause="istio_sidecar_not_ready"'],
+      // (cause table: symptomOf: istiod_remote)
+      target_matchers: ['alertname="%s"' % cats.probe.alert, 'symptom_of="istiod_remote"'],
       equal: [cl],
     },
     {
@@ -125,7 +126,8 @@
     {
       // A pod waits for a claim that cannot be bound: the claim's alert names why.
       source_matchers: ['alertname=~"%s|KubecausePVCPending"' % cats.storage.alert],
-      target_matchers: ['alertname="%s"' % cats.scheduling.alert, 'cause="scheduling_pvc_unbound"'],
+      // (cause table: symptomOf: pvc)
+      target_matchers: ['alertname="%s"' % cats.scheduling.alert, 'symptom_of="pvc"'],
       equal: [cl, 'namespace'],
     },
     {

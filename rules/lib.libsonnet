@@ -4,31 +4,52 @@
   // (a cause name, or a template such as '{{ $labels.cause }}').
   runbookURL(cfg, alert, anchor=''):: (cfg.runbookURLPattern % std.asciiLower(alert)) + (if anchor != '' then '#' + anchor else ''),
 
-  // A template that gives the runbook section of the cause in $labels.cause (the cause table's
-  // runbook, page#anchor): for alerts such as the incident that are not about one category.
-  causeRunbookURL(cfg)::
-    local pages = std.set([std.split(c.runbook, '#')[0] for c in cfg.causeTable.causes if std.objectHas(c, 'runbook')]);
-    std.join('', [
-      '{{ %sif eq $labels.cause %s }}%s#{{ $labels.cause }}' % [
-        if i == 0 then '' else 'else ',
-        std.join(' ', ['"%s"' % c.name for c in cfg.causeTable.causes if std.objectHas(c, 'runbook') && std.split(c.runbook, '#')[0] == pages[i]]),
-        cfg.runbookURLPattern % pages[i],
-      ]
-      for i in std.range(0, std.length(pages) - 1)
-    ]) + '{{ end }}',
+  // The cause table's properties, one series per cluster and cause, value 1 (records.causeInfo):
+  // the exporters' kubecause_cause_info, the newest table's where two replicas or a rolling
+  // upgrade serve two tables that disagree (kubecause_causes_table_version ranks them; topk
+  // keeps one), so every join on it is one-to-one. Rules select causes by these labels, never
+  // by name: a cause of the user's own table pages like a built-in one.
+  causeInfoLabels:: ['category', 'symptom', 'symptom_of', 'pod_start', 'target_kind', 'runbook_url'],
+  causeInfo(cfg)::
+    local by = std.join(', ', [cfg.clusterLabel, 'cause'] + $.causeInfoLabels);
+    |||
+      count by (%(by)s) (
+        topk by (%(cl)s, cause) (1,
+          max by (%(by)s) (
+            %(info)s
+            * ignoring (%(props)s) group_left ()
+            %(version)s
+          )
+        )
+      )
+    ||| % {
+      by: by,
+      cl: cfg.clusterLabel,
+      props: std.join(', ', ['cause'] + $.causeInfoLabels),
+      info: $.tolerant(cfg, 'kubecause_cause_info{%s}' % cfg.kubecauseSelector),
+      version: $.tolerant(cfg, 'kubecause_causes_table_version{%s}' % cfg.kubecauseSelector),
+    },
 
-  // Regular expression matching any of the given causes.
-  causeRegex(causes):: std.join('|', causes),
+  // `x and on (cluster, cause) <the causes whose properties match>`: x restricted by property.
+  // inline: read the exporters' series rather than the record, for a rule of another group (a
+  // record of another group is read out of step); while two tables disagree, a cause either
+  // gives the property to is selected.
+  withCause(cfg, x, props, inline=false)::
+    '%s and on (%s, cause) %s' % [
+      x,
+      cfg.clusterLabel,
+      if inline then $.tolerant(cfg, 'kubecause_cause_info{%s, %s}' % [cfg.kubecauseSelector, props]) else '%s{%s}' % [$.records.causeInfo, props],
+    ],
 
-  // Label matcher selecting the given causes.
-  causeMatcher(causes)::
-    if std.length(causes) == 1 then 'cause="%s"' % causes[0] else 'cause=~"%s"' % $.causeRegex(causes),
+  // The properties that make a cause a platform root cause: it counts against the pod-start SLO.
+  podStartProps:: 'pod_start="platform", symptom="false"',
 
-  // Root causes of a category (symptoms left out).
-  rootCauses(cat):: [c for c in cat.causes if !std.member(cat.symptoms, c)],
-
-  // Causes that count against the pod-start SLO: platform root causes (from the cause table).
-  podStartCauses(cfg):: cfg.podStartSLOCauses,
+  // A template for the runbook_url annotation: the runbook of the cause in $labels.cause, read
+  // from its own runbook_url label (the table the exporter loaded, the user's included); the
+  // alert's page when the cause has none. Read at each evaluation rather than kept as an alert
+  // label, so a table upgrade that moves a runbook does not reset the alert.
+  causeRunbookURL(cfg, fallback)::
+    '{{ with printf `%s{%s=%%q, cause=%%q, runbook_url!=""}` $labels.%s $labels.cause | query }}{{ . | first | label "runbook_url" }}{{ else }}%s{{ end }}' % [$.records.causeInfo, cfg.clusterLabel, cfg.clusterLabel, fallback],
 
   // Recording rule: one series per state source (source="kube-state-metrics" or "kubecause")
   // that was scraped in the last stateSourceOutageTolerance and has no target up now.
@@ -87,6 +108,7 @@
 
   // The recording rules every pod alert reads (rules/rules.libsonnet writes them).
   records:: {
+    causeInfo: 'cluster_cause:kubecause_cause_info:latest',
     podOwner: 'namespace_pod:kubecause_pod_owner:info',
     podWorkload: 'namespace_pod:kubecause_pod_workload:info',
     // The pod's state, one series per pod, value 1 (see podState below).
@@ -101,6 +123,7 @@
     podEvents: 'namespace_pod_cause:kubecause_object_events:max',
     // The pod's live causes: its root causes, its symptoms only when it has no root cause of
     // any category, and a crash loop of a container the kernel OOM-killed named oom_killed.
+    podRoots: 'namespace_pod_cause:kubecause_pod_root_causes:max',
     podCauses: 'namespace_pod_cause:kubecause_pod_causes:max',
     // A live cause whose category's state holds.
     podCauseInState: 'namespace_pod_cause:kubecause_pod_in_state:max',
@@ -176,7 +199,6 @@
   // The state of claims, containers, Services and nodes the other alerts need, each recorded
   // (records above, through held()) and read by one alert.
   objectState(cfg)::
-    local cats = cfg.causeCategories;
     local sel = cfg.kubecauseSelector;
     // Node alerts skip cordoned nodes when excludeCordonedNodes is set.
     local unlessCordoned =
@@ -193,7 +215,7 @@
         and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
         (max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1)
       ||| % (cfg {
-               view: $.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim", %s}' % [sel, $.causeMatcher(cats.storage.causes)]),
+               view: $.withCause(cfg, $.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim"}' % sel), 'category="storage"', inline=true),
                pending: $.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
              }),
       // A claim a pod uses, Pending, that no live Event with a known cause explains.
@@ -284,13 +306,15 @@
   // increase() for series that existed w ago; a series born inside the window counts with
   // its whole value (increase() cannot see the first increment of a new series).
   podStartBad(cfg, w)::
-    local x = 'kubecause_objects_affected_total{%s, kind="Pod", %s}' % [cfg.kubecauseSelector, $.causeMatcher($.podStartCauses(cfg))];
+    local x = 'kubecause_objects_affected_total{%s, kind="Pod"}' % cfg.kubecauseSelector;
     |||
       sum by (%(cl)s) (
         %(dedup)s
+        and on (%(cl)s, cause) %(info)s
       )
     ||| % {
       cl: cfg.clusterLabel,
+      info: $.tolerant(cfg, 'kubecause_cause_info{%s, %s}' % [cfg.kubecauseSelector, $.podStartProps]),
       dedup: $.dedup(cfg, '\n    (increase(%(x)s[%(w)s]) and %(x)s offset %(w)s)\n    or\n    (max_over_time(%(x)s[%(w)s]) unless %(x)s offset %(w)s)\n  ' % { x: x, w: w }),
     },
 }

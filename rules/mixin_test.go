@@ -89,17 +89,14 @@ func unitTestFiles(t *testing.T) map[string]unitTestFile {
 }
 
 // promtool test rules: every alert's firing and resolved cases, the SLI expressions, the
-// healthy cluster. On Prometheus 2 (Debian's promtool) and 3 (promtool3, built by make deps),
+// healthy cluster, completed by preparedUnitTests (the group order, the cause table's series). On Prometheus 2 (Debian's promtool) and 3 (promtool3, built by make deps),
 // whose range selectors differ (3 leaves the start of a range out).
 func TestPromtoolUnitTests(t *testing.T) {
 	for _, tool := range []string{"promtool", "promtool3"} {
 		t.Run(tool, func(t *testing.T) {
 			promtool := mixintest.Tool(t, tool)
-			paths, _ := filepath.Glob(filepath.Join("tests", "*.yaml"))
-			for i := range paths {
-				paths[i] = filepath.Base(paths[i])
-			}
-			out := mixintest.Run(t, "tests", promtool, append([]string{"test", "rules"}, paths...)...)
+			dir, paths := preparedUnitTests(t)
+			out := mixintest.Run(t, dir, promtool, append([]string{"test", "rules"}, paths...)...)
 			if n := strings.Count(out, "SUCCESS"); n != len(paths) {
 				t.Fatalf("%s: %d of %d test files succeeded:\n%s", tool, n, len(paths), out)
 			}
@@ -133,9 +130,35 @@ var (
 	templateRE  = regexp.MustCompile(`\{\{\s*\$labels\.(\w+)\s*(\|\s*toLower\s*)?\}\}`)
 )
 
-// anchorValues lists every anchor a runbook_url can take: literal, or each value of the label
-// it is templated from.
+// causeRunbookRE matches the runbook_url of an alert about causes (lib.causeRunbookURL): the
+// cause's own runbook_url label, else the alert's page (group 1).
+var causeRunbookRE = regexp.MustCompile(`^\{\{ with printf .*\$labels\.cause \| query \}\}.*\{\{ else \}\}(\S+)\{\{ end \}\}$`)
+
+// alertRunbookURL is the alert's own page: the runbook_url, or its fallback when the link is the
+// cause's.
+func alertRunbookURL(url string) (string, bool) {
+	if m := causeRunbookRE.FindStringSubmatch(url); m != nil {
+		return m[1], true
+	}
+	return url, false
+}
+
+// anchorValues lists every anchor a runbook_url can take: literal, each value of the label it
+// is templated from, or, for a cause's own link, the anchors of the built-in table's causes
+// whose runbook is on the alert's page.
 func anchorValues(t *testing.T, a rule, cats map[string]mixintest.Category) []string {
+	if _, ok := alertRunbookURL(a.Annotations["runbook_url"]); ok {
+		var vals []string
+		for _, c := range mixintest.CauseTable(t) {
+			if page, anchor, _ := strings.Cut(c.Runbook, "#"); page == strings.ToLower(a.Alert) {
+				vals = append(vals, anchor)
+			}
+		}
+		if len(vals) == 0 && a.Alert != "KubecauseIncident" {
+			t.Errorf("%s: no cause of the table has its runbook on the alert's page", a.Alert)
+		}
+		return vals
+	}
 	url := a.Annotations["runbook_url"]
 	i := strings.IndexByte(url, '#')
 	if i < 0 {
@@ -204,7 +227,7 @@ func TestAlertLint(t *testing.T) {
 		if d := a.Annotations["description"]; !strings.Contains(d, "{{") {
 			t.Errorf("%s: description must be templated: %q", a.Alert, d)
 		}
-		url := a.Annotations["runbook_url"]
+		url, _ := alertRunbookURL(a.Annotations["runbook_url"])
 		if !strings.HasPrefix(url, base+strings.ToLower(a.Alert)+".md") {
 			t.Errorf("%s: runbook_url %q is not %s<alert in lower case>.md", a.Alert, url, base)
 			continue
@@ -292,6 +315,7 @@ func TestRunbookLanguage(t *testing.T) {
 		t.Fatal("no alerts")
 	}
 	for _, u := range urls {
+		u, _ = alertRunbookURL(u) // a cause's own link is the exporter's (--runbook.url-pattern)
 		if !strings.Contains(u, "/docs/runbooks/zh/") {
 			t.Errorf("runbookLanguage zh: %s is not a Chinese page", u)
 			continue

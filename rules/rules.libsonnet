@@ -21,6 +21,8 @@ local lib = import 'lib.libsonnet';
   local cl = cfg.clusterLabel,
   local cats = cfg.causeCategories,
   local rec = lib.records,
+  // The categories whose causes are counted on pods.
+  local podCats = 'category=~"%s"' % std.join('|', cfg.podCategories),
 
   // One series per object of a kind (kind and name labels) whose state expr (by objLabel) holds.
   local objectState(kind, objLabel, expr) =
@@ -158,6 +160,11 @@ local lib = import 'lib.libsonnet';
             expr: lib.stateMissing(cfg),
           },
           {
+            // The cause table's properties, held like the pods' state while kubecause is missing.
+            record: rec.causeInfo,
+            expr: lib.held(cfg, rec.causeInfo, lib.causeInfo(cfg)),
+          },
+          {
             // The workload that owns a pod, one series per pod: the owner of its ReplicaSet (a
             // Deployment) or of its Job (a CronJob), or else its own owner (StatefulSet,
             // DaemonSet, Job, the Node of a static pod).
@@ -236,33 +243,42 @@ local lib = import 'lib.libsonnet';
             ||| % { cl: cl, view: lib.tolerant(cfg, 'kubecause_object_events{%s, kind="Pod"}' % sel) },
           },
           {
+            // A pod's root causes (cause table: symptom false) of the pod categories, and its
+            // symptoms only when it has none.
+            record: rec.podRoots,
+            expr: lib.withCause(cfg, rec.podEvents, 'symptom="false", %s' % podCats) + '\n',
+          },
+          {
             record: rec.podCauses,
             expr: |||
               (
-                %(events)s{%(roots)s}
+                %(roots)s
                 or
-                (%(events)s{%(symptoms)s} unless on (%(cl)s, namespace, pod) %(events)s{%(roots)s})
+                (%(symptoms)s unless on (%(cl)s, namespace, pod) %(roots)s)
               )
               unless on (%(cl)s, namespace, pod, cause)
-              (%(events)s{cause="crash_loop_backoff"} and on (%(cl)s, namespace, pod) %(oom)s)
+              %(oomLoop)s
               or
-              label_replace(
-                %(events)s{cause="crash_loop_backoff"} and on (%(cl)s, namespace, pod) %(oom)s,
-                "cause", "oom_killed", "", ""
-              )
+              label_replace(%(oomLoop)s, "cause", "%(oomCause)s", "", "")
             ||| % {
               cl: cl,
-              events: rec.podEvents,
-              roots: lib.causeMatcher(cfg.podRootCauses),
-              symptoms: lib.causeMatcher(cfg.podSymptoms),
-              // A container the kernel OOM-killed last time and restarted within oomWindow.
-              oom: std.rstripChars(|||
-                max by (%(cl)s, namespace, pod) (
+              roots: rec.podRoots,
+              symptoms: lib.withCause(cfg, rec.podEvents, 'symptom="true", %s' % podCats),
+              // A crash loop of a container the kernel OOM-killed last time and restarted within
+              // oomWindow is named by kube-state-metrics' reason, not by an Event.
+              oomLoop: '(%(events)s{cause="%(loop)s"} and on (%(cl)s, namespace, pod) %(oom)s)' % {
+                cl: cl,
+                events: rec.podEvents,
+                loop: cfg.oomRefines.from,
+                oom: std.rstripChars(|||
+                  max by (%(cl)s, namespace, pod) (
                     %(reason)s == 1
                     and on (%(cl)s, namespace, pod, container)
                     increase(kube_pod_container_status_restarts_total{%(ksm)s}[%(w)s]) > 0
                   )
-              ||| % { cl: cl, ksm: ksm, w: cfg.oomWindow, reason: lib.ksm(cfg, 'kube_pod_container_status_last_terminated_reason', 'reason="OOMKilled"') }, '\n'),
+                ||| % { cl: cl, ksm: ksm, w: cfg.oomWindow, reason: lib.ksm(cfg, 'kube_pod_container_status_last_terminated_reason', 'reason="OOMKilled"') }, '\n'),
+              },
+              oomCause: cfg.oomRefines.to,
             },
           },
           {
@@ -272,9 +288,8 @@ local lib = import 'lib.libsonnet';
               %(union)s
             ||| % {
               union: std.join('\nor\n', [
-                '(%s{%s} and on (%s, namespace, pod) %s)' % [rec.podCauses, lib.causeMatcher(cats[k].causes), cl, rec.state[cats[k].state]]
+                '(%s * on (%s, cause) group_left (symptom_of) %s{category="%s"} and on (%s, namespace, pod) %s)' % [rec.podCauses, cl, rec.causeInfo, k, cl, rec.state[cats[k].state]]
                 for k in cfg.podCategories
-                if std.length(cats[k].causes) > 0
               ]),
             },
           },
@@ -312,15 +327,12 @@ local lib = import 'lib.libsonnet';
               or
               %(otherCount)s
             ||| % {
-              local platform = lib.podStartCauses(cfg),
-              local onNode = [c.name for c in cfg.causeTable.causes if std.get(c, 'target', '') == 'node' && std.member(platform, c.name)],
-              local count(causes) = 'count by (%(cl)s, cause, target) (count by (%(cl)s, cause, target, namespace, workload_type, workload) (%(failing)s{%(causes)s, target!=""}))' % {
+              local count(props) = 'count by (%(cl)s, cause, target) (count by (%(cl)s, cause, target, namespace, workload_type, workload) (%(failing)s))' % {
                 cl: cl,
-                failing: rec.podFailing,
-                causes: lib.causeMatcher(causes + ['none']),
+                failing: lib.withCause(cfg, '%s{target!=""}' % rec.podFailing, lib.podStartProps + ', ' + props),
               },
-              nodeCount: count(onNode),
-              otherCount: count([c for c in platform if !std.member(onNode, c)]),
+              nodeCount: count('target_kind="node"'),
+              otherCount: count('target_kind!="node"'),
             },
           },
           {
@@ -330,13 +342,15 @@ local lib = import 'lib.libsonnet';
             record: rec.workloadEvents,
             expr: |||
               max by (%(cl)s, namespace, kind, name, cause, target) (%(events)s)
+              and on (%(cl)s, cause) %(info)s{category="workload"}
               and on (%(cl)s, namespace, kind, name)
               (
                 %(short)s
               )
             ||| % {
               cl: cl,
-              events: lib.tolerant(cfg, 'kubecause_object_events{%s, kind=~"ReplicaSet|StatefulSet|DaemonSet|Job", %s}' % [sel, lib.causeMatcher(cats.workload.causes + ['none'])]),
+              info: rec.causeInfo,
+              events: lib.tolerant(cfg, 'kubecause_object_events{%s, kind=~"ReplicaSet|StatefulSet|DaemonSet|Job"}' % sel),
               short: std.join('\n  or\n  ', [
                 objectState('ReplicaSet', 'replicaset', 'max by (%s, namespace, replicaset) (%s) > max by (%s, namespace, replicaset) (%s)' % [cl, lib.ksm(cfg, 'kube_replicaset_spec_replicas'), cl, lib.ksm(cfg, 'kube_replicaset_status_ready_replicas')]),
                 objectState('StatefulSet', 'statefulset', 'max by (%s, namespace, statefulset) (%s) > max by (%s, namespace, statefulset) (%s)' % [cl, lib.ksm(cfg, 'kube_statefulset_replicas'), cl, lib.ksm(cfg, 'kube_statefulset_status_replicas_ready')]),
@@ -385,9 +399,9 @@ local lib = import 'lib.libsonnet';
             record: podStartStuckRecord,
             expr: |||
               count by (%(cl)s) (
-                max by (%(cl)s, namespace, pod) (%(failing)s{%(causes)s})
+                max by (%(cl)s, namespace, pod) (%(failing)s)
               )
-            ||| % { cl: cl, failing: rec.podFailing, causes: lib.causeMatcher(lib.podStartCauses(cfg)) },
+            ||| % { cl: cl, failing: lib.withCause(cfg, rec.podFailing, lib.podStartProps) },
           },
         ],
       },

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -56,6 +57,9 @@ type Cause struct {
 	// Target says where the shared thing an occurrence is about is read from: "registry", "node"
 	// or a regular expression with a named group (?P<target>…) (target.go). Empty: no target.
 	Target string `json:"target,omitempty"`
+	// SymptomOf names the problem outside the object a cause follows from (e.g. "pvc": a claim
+	// that cannot be bound), so the alert of that problem can inhibit the cause's alerts.
+	SymptomOf string `json:"symptomOf,omitempty"`
 }
 
 // Rule maps Events to a cause.
@@ -244,9 +248,16 @@ func Parse(data []byte) (*Table, error) {
 		}
 		if c.Runbook == "" {
 			fail("%s: runbook: missing", where)
+		} else if isAbsoluteURL(c.Runbook) {
+			if u, err := url.Parse(c.Runbook); err != nil || u.Host == "" || strings.ContainsAny(c.Runbook, " \t\r\n") {
+				fail("%s: runbook: not a valid URL: %q", where, c.Runbook)
+			}
 		} else if page, anchor, ok := strings.Cut(c.Runbook, "#"); !ok || page == "" || anchor == "" ||
 			strings.ContainsAny(c.Runbook, " \t\r\n") || strings.Contains(anchor, "#") {
 			fail("%s: runbook: must be \"<page>#<anchor>\", got %q", where, c.Runbook)
+		}
+		if c.SymptomOf != "" && !nameRE.MatchString(c.SymptomOf) {
+			fail("%s: symptomOf: must match %s", where, nameRE)
 		}
 		if c.PodStart != "" && c.PodStart != "platform" && c.PodStart != "workload" {
 			fail("%s: podStart: must be \"platform\" or \"workload\", got %q", where, c.PodStart)
@@ -514,8 +525,12 @@ func (t *Table) Outcomes() []Result {
 
 // RunbookURL builds a runbook link from a pattern such as "https://example.com/docs/runbooks/%s.md"
 // and a cause's runbook "page#anchor": the page replaces %s and the anchor is appended, giving
-// ".../page.md#anchor". An empty pattern or runbook gives "".
+// ".../page.md#anchor". An empty pattern or runbook gives "". A runbook that is an absolute
+// http(s) URL (a user's own wiki page) is the link as it is.
 func RunbookURL(pattern, runbook string) string {
+	if isAbsoluteURL(runbook) {
+		return runbook
+	}
 	if pattern == "" || runbook == "" {
 		return ""
 	}
@@ -530,4 +545,9 @@ func RunbookURL(pattern, runbook string) string {
 		u += "#" + anchor
 	}
 	return u
+}
+
+// isAbsoluteURL tells a runbook given as a link (http:// or https://) from a "page#anchor".
+func isAbsoluteURL(runbook string) bool {
+	return strings.HasPrefix(runbook, "https://") || strings.HasPrefix(runbook, "http://")
 }

@@ -180,6 +180,18 @@ causes:
   - {name: a_cause, category: things, meaning: Something broke., runbook: "page#a_cause", podStart: node}
   - {name: unknown, category: other, meaning: Nothing matched., runbook: "other#unknown"}
 rules: []`, []string{`causes[0] (name "a_cause"): podStart: must be "platform" or "workload", got "node"`}},
+		{"runbook URL without host", `
+version: '1'
+causes:
+  - {name: a_cause, category: things, meaning: Something broke., runbook: "https:///a_cause"}
+  - {name: unknown, category: other, meaning: Nothing matched., runbook: "other#unknown"}
+rules: []`, []string{`causes[0] (name "a_cause"): runbook: not a valid URL: "https:///a_cause"`}},
+		{"bad symptomOf", `
+version: '1'
+causes:
+  - {name: a_cause, category: things, meaning: Something broke., runbook: "page#a_cause", symptomOf: "PVC pending"}
+  - {name: unknown, category: other, meaning: Nothing matched., runbook: "other#unknown"}
+rules: []`, []string{`causes[0] (name "a_cause"): symptomOf: must match ^[a-z][a-z0-9_]*$`}},
 		{"no unknown", `
 version: '1'
 causes:
@@ -424,6 +436,9 @@ func TestRunbookURL(t *testing.T) {
 		{"https://example.com/%s.md", "page", "https://example.com/page.md"},
 		{"", "page#anchor", ""},
 		{"https://example.com/%s.md", "", ""},
+		// A user's cause that links its own wiki page: the link as it is, whatever the pattern.
+		{"https://example.com/%s.md", "https://wiki.example.com/ops/argocd#sync-failed", "https://wiki.example.com/ops/argocd#sync-failed"},
+		{"", "http://wiki.local/longhorn", "http://wiki.local/longhorn"},
 	}
 	for _, c := range cases {
 		if got := RunbookURL(c.pattern, c.runbook); got != c.want {

@@ -20,6 +20,7 @@ type Options struct {
 	File         string // --file: a file, "-" for standard input, "" for the live cluster
 	Output       string // --output: table or json
 	Unclassified bool   // --unclassified
+	Draft        bool   // --draft: a draft cause file for the unclassified templates
 
 	// From the application's flags (main sets them after parsing).
 	Kube kube.Options // the live cluster's client
@@ -36,6 +37,7 @@ func AddCommand(app *kingpin.Application, o *Options, namespaces *[]string) *kin
 	ex.Flag("file", "File with `kubectl get events -A -o json` output; - for stdin. Without it, the live cluster is read.").Short('f').StringVar(&o.File)
 	ex.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&o.Output, "table", "json")
 	ex.Flag("unclassified", "Instead of one row per Event, list the templates of the messages no rule classifies (names, UIDs, IPs, numbers, quoted strings and paths masked), most frequent first: what to write a rule for (docs/causes.md).").BoolVar(&o.Unclassified)
+	ex.Flag("draft", "With the templates of --unclassified (implied), print a draft cause file: for each of the commonest, a rule of its reason with the template as an anchored pattern and a placeholder cause to name, categorise and link to your runbook. It loads as it is (--causes.file, docs/causes.md).").BoolVar(&o.Draft)
 	ex.Flag("namespace", "Live cluster: only this namespace.").Short('n').StringsVar(namespaces)
 	return ex
 }
@@ -67,6 +69,9 @@ func Run(ctx context.Context, o Options, table *causes.Table, stdin io.Reader, s
 		return err
 	}
 	rows := Explain(evs, table, o.RunbookPattern)
+	if o.Draft {
+		return PrintDraft(stdout, Unclassified(rows))
+	}
 	if o.Unclassified {
 		return PrintUnclassified(stdout, Unclassified(rows), o.Output)
 	}

@@ -82,6 +82,21 @@ func CauseCategories(t testing.TB) map[string]Category {
 	return cats
 }
 
+// Cause is one cause of the built-in cause table.
+type Cause struct {
+	Name     string `json:"name"`
+	Category string `json:"category"`
+	Runbook  string `json:"runbook"`
+}
+
+// CauseTable returns the causes of the built-in table (exporter/causes/causes.yaml).
+func CauseTable(t testing.TB) []Cause {
+	t.Helper()
+	var tab struct{ Causes []Cause }
+	Jsonnet(t, `std.parseYaml(importstr "exporter/causes/causes.yaml")`, &tab)
+	return tab.Causes
+}
+
 // Config returns selected string fields of _config.
 func Config(t testing.TB) map[string]any {
 	t.Helper()
