@@ -14,7 +14,10 @@ package events
 // created after the snapshot's last contact its whole count, an older Event not in it is a
 // baseline. So the counters are exact through the restart, the downtime's occurrences included,
 // whenever the snapshot was written: what the old process counted after the snapshot is counted
-// again from the snapshot's values, never twice.
+// again from the snapshot's values, never twice. The watch scopes may differ from the snapshot's
+// (other flags, or an upgrade that changed the default selector): the snapshot's Events are found
+// by UID whichever scope lists them, a scope of the snapshot no source takes up keeps its counters,
+// and the restore ends once every source has read its first list.
 //
 // A snapshot that cannot be trusted — missing, unreadable, corrupt or truncated (checksum), larger
 // than the cap, of another format version, written by another pod or for another apiserver, or
@@ -489,7 +492,7 @@ func counterValue(c interface{ Write(*dto.Metric) error }) float64 {
 type restoredEvent struct {
 	name  uint64
 	count int32
-	src   uint16 // the scope's index in the snapshot
+	src   uint16 // the index of its scope in the snapshot
 }
 
 // pendingSource is a scope of the snapshot, until NewSource takes it up.
@@ -498,11 +501,22 @@ type pendingSource struct {
 	contact int64
 }
 
-// restoreState is what a restore keeps until every scope has read its first list.
+// noScope is the snapIdx of a source that took up no scope of the snapshot (the watch scopes
+// changed: --events.namespace, --events.field-selector, --events.normal-reason, or an upgrade
+// that changed the default selector).
+const noScope = math.MaxUint16
+
+// restoreState is what a restore keeps until every source has read its first list.
 type restoreState struct {
 	events  map[uidKey]restoredEvent
 	names   map[uint64]uidKey // name hash → UID of the snapshot's Events, for re-creations
 	pending map[string]pendingSource
+	// contact is the snapshot's latest contact with the apiserver: what a source that took up
+	// no scope diffs its first list against.
+	contact int64
+	// taken and matched: sources that took up a scope of the snapshot, and Events of the
+	// snapshot found in a first list (for the log line that ends the restore).
+	taken, matched int
 	// born: view entries born in a first list diffed against the snapshot, and whether they are
 	// newly affected objects: true while only Events created after the snapshot are in them, false
 	// once one the snapshot knew joins (whatever the order of the list).
@@ -549,6 +563,7 @@ func (e *Engine) restore(s *snapshot) {
 	}
 	for i, src := range s.sources {
 		rs.pending[src.name] = pendingSource{idx: uint16(i), contact: src.contact}
+		rs.contact = max(rs.contact, src.contact)
 	}
 	for _, ev := range s.events {
 		rs.events[ev.uid] = restoredEvent{name: ev.name, count: ev.count, src: ev.src}
@@ -605,39 +620,45 @@ func (e *Engine) restore(s *snapshot) {
 	m.gapLost.Add(s.gapLost)
 }
 
-// takeUp makes a new source go on from its scope in the snapshot, if there is one. Called with
-// e.mu held.
+// takeUp makes a new source added during a restore diff its first list against the snapshot: it
+// goes on from its scope in the snapshot if there is one of its name, and otherwise from the
+// snapshot's latest contact. Called with e.mu held.
 func (e *Engine) takeUp(s *Source) {
-	if e.restoring == nil {
+	rs := e.restoring
+	if rs == nil {
 		return
 	}
-	p, ok := e.restoring.pending[s.name]
-	if !ok {
-		return
+	s.restored, s.snapIdx, s.contact = true, noScope, rs.contact
+	if p, ok := rs.pending[s.name]; ok {
+		delete(rs.pending, s.name)
+		s.snapIdx, s.contact = p.idx, p.contact
+		rs.taken++
 	}
-	delete(e.restoring.pending, s.name)
-	s.restored, s.snapIdx, s.contact = true, p.idx, p.contact
 }
 
 // fromSnapshot decides the occurrences of an Event new to this process, seen in the first list of
 // a source restored from a snapshot. handled is false when the engine's own rules apply (the Event
 // re-creates one of the tombstones); old is true when the Event was already there before the
-// restart (no newly affected object).
+// restart (no newly affected object). The snapshot's Events are looked up by UID (or name) in
+// every scope of the snapshot, not only the source's own: the scopes may have changed since, and
+// an Event is the same Event whichever watch lists it (the scopes of one process are disjoint).
 // Called with e.mu held.
 func (e *Engine) fromSnapshot(s *Source, k uidKey, name uint64, ev *corev1.Event, n int32) (delta int32, handled, old bool) {
 	rs := e.restoring
 	if rs == nil {
 		return 0, false, false
 	}
-	if r, ok := rs.events[k]; ok && r.src == s.snapIdx {
+	if r, ok := rs.events[k]; ok {
 		delete(rs.events, k)
+		rs.matched++
 		return max(n-r.count, 0), true, true
 	}
 	if u, ok := rs.names[name]; ok {
-		if r, ok := rs.events[u]; ok && r.src == s.snapIdx {
+		if r, ok := rs.events[u]; ok {
 			// The snapshot's Event expired while kubecause was away and the recorder re-created it
 			// under its name with the accumulated count: the occurrences since the snapshot.
 			delete(rs.events, u)
+			rs.matched++
 			return max(n-r.count, 1), true, true
 		}
 	}
@@ -674,7 +695,7 @@ func (e *Engine) restoredView(i int32, born, fromBefore bool) {
 func (e *Engine) endRestore(s *Source) {
 	s.restored = false
 	rs := e.restoring
-	if rs == nil {
+	if rs == nil || s.snapIdx == noScope {
 		return
 	}
 	now := e.cfg.Now().Unix()
@@ -686,17 +707,42 @@ func (e *Engine) endRestore(s *Source) {
 		}
 	}
 	e.pruneTombs(now)
-	if e.syncedLocked() {
-		// Objects that began to show a cause while kubecause was away: entries born for Events
-		// created since the snapshot that no Event the snapshot knew joined.
-		for k, fresh := range rs.born {
-			if fresh {
-				e.m.affect(k)
-			}
-		}
-		e.restoring = nil // scopes of the snapshot no source took up are dropped
-		e.restoringCounters.Store(false)
+}
+
+// finishRestore ends the restore once every source has read its first list, whichever scopes they
+// took up: the counters are served again. Every counter of the snapshot is carried (they are not
+// per scope: a counter of Events no scope watches now keeps its value, as it would had the scopes
+// changed without a restart). The snapshot's Events that no first list showed — gone while
+// kubecause was away, or in a scope no longer watched — become tombstones. Called with e.mu held.
+func (e *Engine) finishRestore() {
+	rs := e.restoring
+	if rs == nil || !e.syncedLocked() {
+		return
 	}
+	now := e.cfg.Now().Unix()
+	gone := len(rs.events)
+	for _, r := range rs.events {
+		e.tombs[r.name] = tombstone{count: r.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
+		e.tombQ = append(e.tombQ, r.name)
+	}
+	e.pruneTombs(now)
+	// Objects that began to show a cause while kubecause was away: entries born for Events
+	// created since the snapshot that no Event the snapshot knew joined.
+	for k, fresh := range rs.born {
+		if fresh {
+			e.m.affect(k)
+		}
+	}
+	untaken := make([]string, 0, len(rs.pending))
+	for name := range rs.pending {
+		untaken = append(untaken, name)
+	}
+	slices.Sort(untaken)
+	e.cfg.Logger.Info("snapshot restore ended: the counters are served, carried from the snapshot",
+		"sources", len(e.sources), "scopes_taken_up", rs.taken, "scopes_no_longer_watched", untaken,
+		"events_found", rs.matched, "events_gone", gone)
+	e.restoring = nil
+	e.restoringCounters.Store(false)
 }
 
 // gated hides a counter family from scrapes while hidden is set: while the first lists are diffed
