@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -305,7 +307,7 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 		t.Fatalf("snapshot holds %d events, %d tombstones, %d counters, %d sources; want 2, 1, 3, 1", len(s.events), len(s.tombs), len(s.counters), len(s.sources))
 	}
 	b := s.encode()
-	got, err := decodeSnapshot(b)
+	got, err := decodeSnapshot(b, testLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,11 +316,14 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 	}
 	// Every truncation is refused, none panics.
 	for n := 0; n < len(b); n++ {
-		if _, err := decodeSnapshot(b[:n]); err == nil {
+		if _, err := decodeSnapshot(b[:n], testLimits); err == nil {
 			t.Fatalf("truncated to %d of %d bytes: decoded", n, len(b))
 		}
 	}
 }
+
+// testLimits are the caps of an engine with the defaults.
+var testLimits = New(Config{}).snapshotLimits()
 
 // reseal recomputes the checksum of a forged snapshot, so that the decoder's other checks are
 // what refuses it.
@@ -358,6 +363,20 @@ func TestSnapshotRefusesForgedContent(t *testing.T) {
 			s.counters = []snapCounter{{key: aggKey{namespace: string(bytes.Repeat([]byte("a"), 300))}, value: 1}}
 			return s.encode()
 		}},
+		{"a series twice", func() []byte {
+			s := *base
+			k := aggKey{namespace: "apps", kind: "Pod", reason: "FailedMount", typ: "Warning", component: "kubelet", cause: "configmap_not_found"}
+			s.counters = []snapCounter{{key: k, value: 2}, {key: k, value: 3}}
+			return s.encode()
+		}},
+		{"more tombstones than the engine keeps", func() []byte {
+			s := *base
+			s.tombs = make([]snapTomb, testLimits.tombs+1)
+			for i := range s.tombs {
+				s.tombs[i] = snapTomb{name: uint64(i), count: 1, expires: t0.Unix() + 60}
+			}
+			return s.encode()
+		}},
 		{"event of no source", func() []byte {
 			s := *base
 			s.events = []snapEvent{{count: 2, src: 3}}
@@ -374,14 +393,14 @@ func TestSnapshotRefusesForgedContent(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeSnapshot(tc.s())
+			_, err := decodeSnapshot(tc.s(), testLimits)
 			var se *snapshotError
 			if !errors.As(err, &se) || se.result != RestoreCorrupt {
 				t.Fatalf("decoded: %v, want a corrupt snapshot", err)
 			}
 		})
 	}
-	if _, err := decodeSnapshot(base.encode()); err != nil {
+	if _, err := decodeSnapshot(base.encode(), testLimits); err != nil {
 		t.Fatalf("the unforged snapshot: %v", err)
 	}
 }
@@ -403,7 +422,7 @@ func FuzzSnapshotDecode(f *testing.F) {
 	f.Add(good[:len(good)/2])
 	f.Add([]byte(snapshotMagic + "\x01\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := decodeSnapshot(b)
+		s, err := decodeSnapshot(b, testLimits)
 		if err != nil {
 			var se *snapshotError
 			if !errors.As(err, &se) {
@@ -881,5 +900,126 @@ func TestSnapshotRestoreAcrossScopeChanges(t *testing.T) {
 				t.Fatalf("FailedMount = %v after one more occurrence, want %v", got, tc.events["FailedMount"]+1)
 			}
 		})
+	}
+}
+
+// forgedCounters is a snapshot file with a valid checksum whose counters section holds n records
+// made by label (the six label values of record i) and nothing else.
+func forgedCounters(n int, label func(i int) [6]string) []byte {
+	base := (&snapshot{identity: testIdentity, written: t0.Unix(), ttl: 3600,
+		sources: []snapSource{{name: "all", contact: t0.Unix()}}}).encode()
+	// The sections' lengths after the tombstones' are 0 (one byte each), then three values and
+	// the checksum: the counters' length is the byte before the last 3+24+4.
+	b := bytes.Clone(base[:len(base)-4-24-3])
+	b = binary.AppendUvarint(b, uint64(n))
+	for i := range n {
+		for _, v := range label(i) {
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		}
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(1))
+	}
+	b = append(b, 0, 0)
+	b = append(b, make([]byte, 24)...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+// TestForgedSnapshotIsBounded: a snapshot file kubecause could not have written — more counter
+// series than any --events.max-series lets it keep, or the same series many times — is refused or
+// folded into the overflow series at start, in memory bounded by the caps rather than by the file.
+// Before, 4 million records of the empty label set (a 56 MB file) took 703 MB at start.
+func TestForgedSnapshotIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes files of up to 56 MB")
+	}
+	for _, tc := range []struct {
+		name   string
+		file   func() []byte
+		result string
+		// events is the sum of kubecause_events_total once the first list is read (restored).
+		events float64
+	}{
+		{"4 million empty counters", func() []byte {
+			return forgedCounters(4_000_000, func(int) [6]string { return [6]string{} })
+		}, RestoreCorrupt, -1},
+		{"a million distinct counters", func() []byte {
+			return forgedCounters(1_000_000, func(i int) [6]string {
+				return [6]string{"n" + strconv.Itoa(i), "Pod", "F", "Warning", "k", "c"}
+			})
+		}, RestoreRestored, 1_000_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "events.snapshot")
+			b := tc.file()
+			writeFile(t, p, b)
+			size := len(b)
+			b = nil
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			h, _ := restarted(t, p, testIdentity, t0.Add(time.Minute))
+			runtime.ReadMemStats(&after)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			t.Logf("%d-byte file: %.1f MB allocated at start, %.1f MB held after", size, float64(allocated)/1e6, float64(held)/1e6)
+			if got := h.restores(tc.result); got != 1 {
+				t.Fatalf("restores{result=%q} = %v, want 1", tc.result, got)
+			}
+			h.sync()
+			if got := h.sum("kubecause_events_total"); tc.events >= 0 && got != tc.events {
+				t.Fatalf("kubecause_events_total sums to %v, want %v", got, tc.events)
+			}
+			// The file read whole, and what the caps allow (10,000 series by default).
+			if limit := uint64(size) + 40<<20; allocated > limit {
+				t.Fatalf("%d bytes allocated at start for a %d-byte file, more than %d", allocated, size, limit)
+			}
+			runtime.KeepAlive(h)
+		})
+	}
+}
+
+// TestSnapshotStaleTemporariesRemoved: the temporary files of snapshots whose write was cut short
+// (a SIGKILL between the write and the rename) are removed at the next start; nothing else in the
+// directory is touched.
+func TestSnapshotStaleTemporariesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.snapshot")
+	first := newHarness(t)
+	snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil)
+	first.sync()
+	first.add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+	// What writeAtomic leaves when killed before the rename: its temporary, named as it names them.
+	var stale []string
+	for range 3 {
+		f, err := os.CreateTemp(dir, ".events.snapshot.tmp-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = f.Write([]byte(snapshotMagic))
+		_ = f.Close()
+		stale = append(stale, f.Name())
+	}
+	others := []string{filepath.Join(dir, ".other.snapshot.tmp-1"), filepath.Join(dir, "events.snapshot.tmp-1"), filepath.Join(dir, "notes")}
+	for _, p := range others {
+		writeFile(t, p, []byte("x"))
+	}
+	second, _ := restarted(t, path, testIdentity, t0.Add(time.Minute))
+	for _, p := range stale {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stale temporary %s still there: %v", filepath.Base(p), err)
+		}
+	}
+	for _, p := range append(others, path) {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err)
+		}
+	}
+	if got := second.restores(RestoreRestored); got != 1 {
+		t.Fatalf("restores{result=restored} = %v, want 1", got)
 	}
 }
