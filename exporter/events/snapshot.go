@@ -818,6 +818,9 @@ func (e *Engine) finishRestore() {
 		untaken = append(untaken, name)
 	}
 	slices.Sort(untaken)
+	if n := len(untaken); n > 10 { // a forged file may name 4,096
+		untaken = append(untaken[:10], fmt.Sprintf("and %d more", n-10))
+	}
 	e.cfg.Logger.Info("snapshot restore ended: the counters are served, carried from the snapshot",
 		"sources", len(e.sources), "scopes_taken_up", rs.taken, "scopes_no_longer_watched", untaken,
 		"events_found", rs.matched, "events_gone", gone)
