@@ -617,6 +617,7 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	if s.restored {
 		e.endRestore(s)
 	}
+	e.finishRestore()
 	e.touch(src)
 	if e.syncedLocked() {
 		e.m.synced.Set(1)

@@ -14,7 +14,10 @@ package events
 // created after the snapshot's last contact its whole count, an older Event not in it is a
 // baseline. So the counters are exact through the restart, the downtime's occurrences included,
 // whenever the snapshot was written: what the old process counted after the snapshot is counted
-// again from the snapshot's values, never twice.
+// again from the snapshot's values, never twice. The watch scopes may differ from the snapshot's
+// (other flags, or an upgrade that changed the default selector): the snapshot's Events are found
+// by UID whichever scope lists them, a scope of the snapshot no source takes up keeps its counters,
+// and the restore ends once every source has read its first list.
 //
 // A snapshot that cannot be trusted — missing, unreadable, corrupt or truncated (checksum), larger
 // than the cap, of another format version, written by another pod or for another apiserver, or
@@ -34,9 +37,11 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -45,6 +50,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/labels"
 )
 
@@ -65,6 +71,12 @@ const (
 	// maxSnapshotString bounds a string of the file: label values are at most 128 bytes
 	// (exporter/labels), a watch scope's name a namespace and a field selector.
 	maxSnapshotString = 4096
+	// maxSnapshotOverflow bounds the overflow series a counter family of a snapshot folds into
+	// (decodeSnapshot): the engine makes one per Event type and cause.
+	maxSnapshotOverflow = 1 << 12
+	// maxSnapshotRules bounds the rule counters of a snapshot: a cause table, of at most
+	// causes.MaxFileSize bytes, has fewer rules.
+	maxSnapshotRules = causes.MaxFileSize / 16
 	// snapshotClockSlack is how much earlier than a scope's last contact an Event not in the
 	// snapshot may have begun and still count as created after it, in seconds: its notification
 	// may have been on the way behind others when the snapshot was taken (a watch lagging under
@@ -105,6 +117,9 @@ type snapshot struct {
 	rules                  []snapRule
 	unclassified           float64
 	possiblyLost, gapLost  float64
+	// folded: series of the file past the reader's --events.max-series, read into the overflow
+	// series (decodeSnapshot; never written).
+	folded int
 }
 
 type snapSource struct {
@@ -125,15 +140,16 @@ type snapTomb struct {
 	expires int64
 }
 
-type snapCounter struct {
-	key   aggKey
+// snapSeries is a counter series of the snapshot and its value.
+type snapSeries[K comparable] struct {
+	key   K
 	value float64
 }
 
-type snapAffected struct {
-	key   affKey
-	value float64
-}
+type (
+	snapCounter  = snapSeries[aggKey]
+	snapAffected = snapSeries[affKey]
+)
 
 type snapRule struct {
 	rule, cause string
@@ -234,7 +250,13 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type reader struct {
 	b   []byte
 	err error
+	// strs shares the strings read (the label values of the series repeat), so that a section
+	// of many records allocates for the values it has, not for each record.
+	strs map[string]string
 }
+
+// maxReaderStrings bounds reader.strs; past it, strings are not shared.
+const maxReaderStrings = 1 << 14
 
 func (r *reader) take(n int) []byte {
 	if r.err != nil {
@@ -287,7 +309,7 @@ func (r *reader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) { // only the shortest form, as written
+	if n <= 0 || n != max(1, (bits.Len64(v)+6)/7) { // only the shortest form, as written
 		r.err = corrupt("bad length")
 		return 0
 	}
@@ -313,11 +335,21 @@ func (r *reader) str() string {
 		return ""
 	}
 	v := r.take(int(n))
-	if r.err == nil && !utf8.Valid(v) {
+	if r.err != nil {
+		return ""
+	}
+	if s, ok := r.strs[string(v)]; ok {
+		return s
+	}
+	if !utf8.Valid(v) {
 		r.err = corrupt("string not UTF-8")
 		return ""
 	}
-	return string(v)
+	s := string(v)
+	if len(r.strs) < maxReaderStrings {
+		r.strs[s] = s
+	}
+	return s
 }
 
 // label reads a label value, which must be as kubecause writes them (exporter/labels).
@@ -330,8 +362,59 @@ func (r *reader) label() string {
 	return v
 }
 
-// decodeSnapshot reads a snapshot; errors are *snapshotError.
-func decodeSnapshot(b []byte) (*snapshot, error) {
+// snapshotLimits are the caps of the engine that reads a snapshot, which bound each section as the
+// engine bounds what it writes there: the series of each counter family (--events.max-series,
+// then one overflow series per type and cause) and the tombstones.
+type snapshotLimits struct {
+	series, tombs int
+}
+
+func (e *Engine) snapshotLimits() snapshotLimits {
+	return snapshotLimits{series: e.m.max, tombs: e.cfg.MaxTombstones}
+}
+
+// readSeries reads a counter family's section: the series as written up to limit, and those past
+// it (written with a larger --events.max-series) added to the overflow series over returns for
+// them, as the engine counts past its cap — so a file of more series than the cap costs no more
+// memory than the cap. A series written twice is content kubecause never writes.
+func readSeries[K comparable](r *reader, what string, limit, size int, read func() K, over func(K) K) (out []snapSeries[K], folded int) {
+	n := r.count(what, math.MaxInt32, size)
+	at := make(map[K]int, min(n, limit))
+	made := map[K]bool{} // overflow series made here (a series written may have the same key)
+	out = make([]snapSeries[K], 0, min(n, limit))
+	for range n {
+		k, v := read(), r.value()
+		if r.err != nil {
+			return nil, 0
+		}
+		i, ok := at[k]
+		switch {
+		case ok && !made[k]:
+			r.err = corrupt("%s: the series %+v twice", what, k)
+			return nil, 0
+		case !ok && len(at)-len(made) >= limit:
+			k, folded = over(k), folded+1
+			if i, ok = at[k]; !ok {
+				if len(made) >= maxSnapshotOverflow {
+					r.err = corrupt("%s: more than %d overflow series", what, maxSnapshotOverflow)
+					return nil, 0
+				}
+				made[k] = true
+			}
+		}
+		if !ok {
+			at[k] = len(out)
+			out = append(out, snapSeries[K]{key: k, value: v})
+		} else if out[i].value += v; math.IsInf(out[i].value, 0) {
+			r.err = corrupt("%s: counter value overflows", what)
+			return nil, 0
+		}
+	}
+	return out, folded
+}
+
+// decodeSnapshot reads a snapshot within the reader's limits; errors are *snapshotError.
+func decodeSnapshot(b []byte, lim snapshotLimits) (*snapshot, error) {
 	if len(b) < len(snapshotMagic)+2 || string(b[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, corrupt("not a kubecause snapshot")
 	}
@@ -345,7 +428,7 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 	if crc32.Checksum(body, crcTable) != sum {
 		return nil, corrupt("checksum mismatch (truncated or damaged)")
 	}
-	r := &reader{b: body[len(snapshotMagic)+2:]}
+	r := &reader{b: body[len(snapshotMagic)+2:], strs: map[string]string{}}
 	s := &snapshot{identity: r.str(), written: r.i64(), ttl: r.i64(), deletionTTL: r.i64(), listedAge: r.i64()}
 	s.sources = make([]snapSource, r.count("sources", maxSnapshotSources, 9))
 	for i := range s.sources {
@@ -360,24 +443,24 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 			r.err = corrupt("event with count %d of source %d", x.count, x.src)
 		}
 	}
-	s.tombs = make([]snapTomb, r.count("tombstones", 1<<22, 20))
+	s.tombs = make([]snapTomb, r.count("tombstones", lim.tombs, 20))
 	for i := range s.tombs {
 		s.tombs[i] = snapTomb{name: r.u64(), count: int32(r.u32()), expires: r.i64()}
 		if r.err == nil && s.tombs[i].count < 1 {
 			r.err = corrupt("tombstone with count %d", s.tombs[i].count)
 		}
 	}
-	s.counters = make([]snapCounter, r.count("counters", 1<<22, 14))
-	for i := range s.counters {
-		x := &s.counters[i]
-		x.key = aggKey{namespace: r.label(), kind: r.label(), reason: r.label(), typ: r.label(), component: r.label(), cause: r.label()}
-		x.value = r.value()
-	}
-	s.affected = make([]snapAffected, r.count("affected counters", 1<<22, 11))
-	for i := range s.affected {
-		s.affected[i] = snapAffected{key: affKey{namespace: r.label(), kind: r.label(), cause: r.label()}, value: r.value()}
-	}
-	s.rules = make([]snapRule, r.count("rule counters", 1<<22, 10))
+	var folded int
+	s.counters, s.folded = readSeries(r, "counters", lim.series, 14, func() aggKey {
+		return aggKey{namespace: r.label(), kind: r.label(), reason: r.label(), typ: r.label(), component: r.label(), cause: r.label()}
+	}, func(k aggKey) aggKey {
+		return aggKey{namespace: overflow, kind: overflow, reason: overflow, typ: k.typ, component: overflow, cause: k.cause}
+	})
+	s.affected, folded = readSeries(r, "affected counters", lim.series, 11, func() affKey {
+		return affKey{namespace: r.label(), kind: r.label(), cause: r.label()}
+	}, func(k affKey) affKey { return affKey{namespace: overflow, kind: overflow, cause: k.cause} })
+	s.folded += folded
+	s.rules = make([]snapRule, r.count("rule counters", maxSnapshotRules, 10))
 	for i := range s.rules {
 		s.rules[i] = snapRule{rule: r.label(), cause: r.label(), value: r.value()}
 	}
@@ -489,7 +572,7 @@ func counterValue(c interface{ Write(*dto.Metric) error }) float64 {
 type restoredEvent struct {
 	name  uint64
 	count int32
-	src   uint16 // the scope's index in the snapshot
+	src   uint16 // the index of its scope in the snapshot
 }
 
 // pendingSource is a scope of the snapshot, until NewSource takes it up.
@@ -498,11 +581,22 @@ type pendingSource struct {
 	contact int64
 }
 
-// restoreState is what a restore keeps until every scope has read its first list.
+// noScope is the snapIdx of a source that took up no scope of the snapshot (the watch scopes
+// changed: --events.namespace, --events.field-selector, --events.normal-reason, or an upgrade
+// that changed the default selector).
+const noScope = math.MaxUint16
+
+// restoreState is what a restore keeps until every source has read its first list.
 type restoreState struct {
 	events  map[uidKey]restoredEvent
 	names   map[uint64]uidKey // name hash → UID of the snapshot's Events, for re-creations
 	pending map[string]pendingSource
+	// contact is the snapshot's latest contact with the apiserver: what a source that took up
+	// no scope diffs its first list against.
+	contact int64
+	// taken and matched: sources that took up a scope of the snapshot, and Events of the
+	// snapshot found in a first list (for the log line that ends the restore).
+	taken, matched int
 	// born: view entries born in a first list diffed against the snapshot, and whether they are
 	// newly affected objects: true while only Events created after the snapshot are in them, false
 	// once one the snapshot knew joins (whatever the order of the list).
@@ -549,6 +643,7 @@ func (e *Engine) restore(s *snapshot) {
 	}
 	for i, src := range s.sources {
 		rs.pending[src.name] = pendingSource{idx: uint16(i), contact: src.contact}
+		rs.contact = max(rs.contact, src.contact)
 	}
 	for _, ev := range s.events {
 		rs.events[ev.uid] = restoredEvent{name: ev.name, count: ev.count, src: ev.src}
@@ -605,39 +700,45 @@ func (e *Engine) restore(s *snapshot) {
 	m.gapLost.Add(s.gapLost)
 }
 
-// takeUp makes a new source go on from its scope in the snapshot, if there is one. Called with
-// e.mu held.
+// takeUp makes a new source added during a restore diff its first list against the snapshot: it
+// goes on from its scope in the snapshot if there is one of its name, and otherwise from the
+// snapshot's latest contact. Called with e.mu held.
 func (e *Engine) takeUp(s *Source) {
-	if e.restoring == nil {
+	rs := e.restoring
+	if rs == nil {
 		return
 	}
-	p, ok := e.restoring.pending[s.name]
-	if !ok {
-		return
+	s.restored, s.snapIdx, s.contact = true, noScope, rs.contact
+	if p, ok := rs.pending[s.name]; ok {
+		delete(rs.pending, s.name)
+		s.snapIdx, s.contact = p.idx, p.contact
+		rs.taken++
 	}
-	delete(e.restoring.pending, s.name)
-	s.restored, s.snapIdx, s.contact = true, p.idx, p.contact
 }
 
 // fromSnapshot decides the occurrences of an Event new to this process, seen in the first list of
 // a source restored from a snapshot. handled is false when the engine's own rules apply (the Event
 // re-creates one of the tombstones); old is true when the Event was already there before the
-// restart (no newly affected object).
+// restart (no newly affected object). The snapshot's Events are looked up by UID (or name) in
+// every scope of the snapshot, not only the source's own: the scopes may have changed since, and
+// an Event is the same Event whichever watch lists it (the scopes of one process are disjoint).
 // Called with e.mu held.
 func (e *Engine) fromSnapshot(s *Source, k uidKey, name uint64, ev *corev1.Event, n int32) (delta int32, handled, old bool) {
 	rs := e.restoring
 	if rs == nil {
 		return 0, false, false
 	}
-	if r, ok := rs.events[k]; ok && r.src == s.snapIdx {
+	if r, ok := rs.events[k]; ok {
 		delete(rs.events, k)
+		rs.matched++
 		return max(n-r.count, 0), true, true
 	}
 	if u, ok := rs.names[name]; ok {
-		if r, ok := rs.events[u]; ok && r.src == s.snapIdx {
+		if r, ok := rs.events[u]; ok {
 			// The snapshot's Event expired while kubecause was away and the recorder re-created it
 			// under its name with the accumulated count: the occurrences since the snapshot.
 			delete(rs.events, u)
+			rs.matched++
 			return max(n-r.count, 1), true, true
 		}
 	}
@@ -674,7 +775,7 @@ func (e *Engine) restoredView(i int32, born, fromBefore bool) {
 func (e *Engine) endRestore(s *Source) {
 	s.restored = false
 	rs := e.restoring
-	if rs == nil {
+	if rs == nil || s.snapIdx == noScope {
 		return
 	}
 	now := e.cfg.Now().Unix()
@@ -686,17 +787,45 @@ func (e *Engine) endRestore(s *Source) {
 		}
 	}
 	e.pruneTombs(now)
-	if e.syncedLocked() {
-		// Objects that began to show a cause while kubecause was away: entries born for Events
-		// created since the snapshot that no Event the snapshot knew joined.
-		for k, fresh := range rs.born {
-			if fresh {
-				e.m.affect(k)
-			}
-		}
-		e.restoring = nil // scopes of the snapshot no source took up are dropped
-		e.restoringCounters.Store(false)
+}
+
+// finishRestore ends the restore once every source has read its first list, whichever scopes they
+// took up: the counters are served again. Every counter of the snapshot is carried (they are not
+// per scope: a counter of Events no scope watches now keeps its value, as it would had the scopes
+// changed without a restart). The snapshot's Events that no first list showed — gone while
+// kubecause was away, or in a scope no longer watched — become tombstones. Called with e.mu held.
+func (e *Engine) finishRestore() {
+	rs := e.restoring
+	if rs == nil || !e.syncedLocked() {
+		return
 	}
+	now := e.cfg.Now().Unix()
+	gone := len(rs.events)
+	for _, r := range rs.events {
+		e.tombs[r.name] = tombstone{count: r.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
+		e.tombQ = append(e.tombQ, r.name)
+	}
+	e.pruneTombs(now)
+	// Objects that began to show a cause while kubecause was away: entries born for Events
+	// created since the snapshot that no Event the snapshot knew joined.
+	for k, fresh := range rs.born {
+		if fresh {
+			e.m.affect(k)
+		}
+	}
+	untaken := make([]string, 0, len(rs.pending))
+	for name := range rs.pending {
+		untaken = append(untaken, name)
+	}
+	slices.Sort(untaken)
+	if n := len(untaken); n > 10 { // a forged file may name 4,096
+		untaken = append(untaken[:10], fmt.Sprintf("and %d more", n-10))
+	}
+	e.cfg.Logger.Info("snapshot restore ended: the counters are served, carried from the snapshot",
+		"sources", len(e.sources), "scopes_taken_up", rs.taken, "scopes_no_longer_watched", untaken,
+		"events_found", rs.matched, "events_gone", gone)
+	e.restoring = nil
+	e.restoringCounters.Store(false)
 }
 
 // gated hides a counter family from scrapes while hidden is set: while the first lists are diffed
@@ -744,13 +873,41 @@ func OpenSnapshots(e *Engine, path, identity string, every time.Duration, logger
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Snapshots{e: e, path: path, identity: identity, every: every, logger: logger, done: make(chan struct{})}
+	s.removeTemporaries()
 	s.restore()
 	return s
 }
 
+// tmpPrefix begins the names of the temporary files writeAtomic writes the snapshot to.
+func tmpPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// removeTemporaries removes the temporary files of snapshots a process was killed while writing
+// (they are never renamed over the file), so that kills do not fill the volume.
+func (s *Snapshots) removeTemporaries() {
+	dir, prefix := filepath.Dir(s.path), tmpPrefix(s.path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return // the restore says why the file cannot be read
+	}
+	removed := 0
+	for _, d := range entries {
+		if !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), prefix) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, d.Name())); err != nil {
+			s.logger.Warn("cannot remove a stale snapshot temporary", "file", filepath.Join(dir, d.Name()), "err", err)
+			continue
+		}
+		removed++
+	}
+	if removed > 0 {
+		s.logger.Info("removed stale snapshot temporaries (a write was cut short)", "dir", dir, "files", removed)
+	}
+}
+
 func (s *Snapshots) restore() {
 	start := time.Now()
-	snap, err := readSnapshotFile(s.path)
+	snap, err := readSnapshotFile(s.path, s.e.snapshotLimits())
 	if err == nil {
 		err = s.e.checkSnapshot(snap, s.identity)
 	}
@@ -770,6 +927,10 @@ func (s *Snapshots) restore() {
 		s.logger.Info("counting state restored from the snapshot: occurrences while kubecause was away are counted",
 			"file", s.path, "written", time.Unix(snap.written, 0).UTC().Format(time.RFC3339),
 			"events", len(snap.events), "scopes", len(snap.sources), "took", time.Since(start).Round(time.Microsecond))
+		if snap.folded > 0 {
+			s.logger.Warn("the snapshot holds more counter series than --events.max-series: the rest were restored into the overflow series (sums unchanged)",
+				"file", s.path, "series_folded", snap.folded, "max_series", s.e.m.max)
+		}
 	case RestoreMissing:
 		s.logger.Info("no snapshot to restore: Events that exist now are a baseline", "file", s.path)
 	default:
@@ -779,7 +940,7 @@ func (s *Snapshots) restore() {
 }
 
 // readSnapshotFile reads and decodes the file; errors are *snapshotError when the result is known.
-func readSnapshotFile(path string) (*snapshot, error) {
+func readSnapshotFile(path string, lim snapshotLimits) (*snapshot, error) {
 	// Stat first: opening a FIFO put at the path would block the start.
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -799,14 +960,15 @@ func readSnapshotFile(path string) (*snapshot, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSnapshotBytes+1))
-	if err != nil {
+	// Read into a buffer of the file's size (io.ReadAll would allocate about twice the file).
+	buf := bytes.NewBuffer(make([]byte, 0, st.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxSnapshotBytes+1)); err != nil {
 		return nil, err
 	}
-	if len(b) > maxSnapshotBytes {
+	if buf.Len() > maxSnapshotBytes {
 		return nil, &snapshotError{RestoreTooLarge, fmt.Errorf("more than %d bytes", maxSnapshotBytes)}
 	}
-	return decodeSnapshot(b)
+	return decodeSnapshot(buf.Bytes(), lim)
 }
 
 // errNotSynced: no snapshot is written before every scope read its first list, so that a restart
@@ -841,7 +1003,7 @@ func (s *Snapshots) Write() (int, error) {
 }
 
 func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), tmpPrefix(path)+"*")
 	if err != nil {
 		return err
 	}

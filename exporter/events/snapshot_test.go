@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 )
 
 const (
@@ -302,7 +307,7 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 		t.Fatalf("snapshot holds %d events, %d tombstones, %d counters, %d sources; want 2, 1, 3, 1", len(s.events), len(s.tombs), len(s.counters), len(s.sources))
 	}
 	b := s.encode()
-	got, err := decodeSnapshot(b)
+	got, err := decodeSnapshot(b, testLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +316,14 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 	}
 	// Every truncation is refused, none panics.
 	for n := 0; n < len(b); n++ {
-		if _, err := decodeSnapshot(b[:n]); err == nil {
+		if _, err := decodeSnapshot(b[:n], testLimits); err == nil {
 			t.Fatalf("truncated to %d of %d bytes: decoded", n, len(b))
 		}
 	}
 }
+
+// testLimits are the caps of an engine with the defaults.
+var testLimits = New(Config{}).snapshotLimits()
 
 // reseal recomputes the checksum of a forged snapshot, so that the decoder's other checks are
 // what refuses it.
@@ -355,6 +363,20 @@ func TestSnapshotRefusesForgedContent(t *testing.T) {
 			s.counters = []snapCounter{{key: aggKey{namespace: string(bytes.Repeat([]byte("a"), 300))}, value: 1}}
 			return s.encode()
 		}},
+		{"a series twice", func() []byte {
+			s := *base
+			k := aggKey{namespace: "apps", kind: "Pod", reason: "FailedMount", typ: "Warning", component: "kubelet", cause: "configmap_not_found"}
+			s.counters = []snapCounter{{key: k, value: 2}, {key: k, value: 3}}
+			return s.encode()
+		}},
+		{"more tombstones than the engine keeps", func() []byte {
+			s := *base
+			s.tombs = make([]snapTomb, testLimits.tombs+1)
+			for i := range s.tombs {
+				s.tombs[i] = snapTomb{name: uint64(i), count: 1, expires: t0.Unix() + 60}
+			}
+			return s.encode()
+		}},
 		{"event of no source", func() []byte {
 			s := *base
 			s.events = []snapEvent{{count: 2, src: 3}}
@@ -371,14 +393,14 @@ func TestSnapshotRefusesForgedContent(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeSnapshot(tc.s())
+			_, err := decodeSnapshot(tc.s(), testLimits)
 			var se *snapshotError
 			if !errors.As(err, &se) || se.result != RestoreCorrupt {
 				t.Fatalf("decoded: %v, want a corrupt snapshot", err)
 			}
 		})
 	}
-	if _, err := decodeSnapshot(base.encode()); err != nil {
+	if _, err := decodeSnapshot(base.encode(), testLimits); err != nil {
 		t.Fatalf("the unforged snapshot: %v", err)
 	}
 }
@@ -400,7 +422,7 @@ func FuzzSnapshotDecode(f *testing.F) {
 	f.Add(good[:len(good)/2])
 	f.Add([]byte(snapshotMagic + "\x01\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := decodeSnapshot(b)
+		s, err := decodeSnapshot(b, testLimits)
 		if err != nil {
 			var se *snapshotError
 			if !errors.As(err, &se) {
@@ -464,8 +486,9 @@ func BenchmarkSnapshot(b *testing.B) {
 }
 
 // TestSnapshotScopesFollowTheConfiguration: each watch scope goes on from its own part of the
-// snapshot; a scope new to the configuration starts with a baseline, and a scope no longer watched
-// is dropped once every scope has read its first list.
+// snapshot; in a scope new to the configuration an Event older than the snapshot is a baseline,
+// and a scope no longer watched keeps its counters, its Events dropped once every scope has read
+// its first list.
 func TestSnapshotScopesFollowTheConfiguration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "events.snapshot")
 	now := t0
@@ -488,7 +511,9 @@ func TestSnapshotScopesFollowTheConfiguration(t *testing.T) {
 	reg.MustRegister(second.Collectors()...)
 	OpenSnapshots(second, path, testIdentity, time.Minute, nil)
 	warning2, sandbox := second.NewSource("type=Warning"), second.NewSource("type=Normal,reason=SandboxChanged")
-	changed := normalEvent(uidC, "pod.c", 4, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+	// There since before the snapshot, in a scope the first process did not watch.
+	changed := at(normalEvent(uidC, "pod.c", 4, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created."),
+		t0.Add(-10*time.Minute), t0.Add(-10*time.Minute))
 	_ = sandbox.Replace([]interface{}{changed}, "1")
 	if second.restoring == nil {
 		t.Fatal("restore state dropped before every scope read its first list")
@@ -515,7 +540,7 @@ func TestSnapshotScopesFollowTheConfiguration(t *testing.T) {
 		}
 	}
 	// FailedMount 2 + 3; BackOff's counter goes on (no longer watched: nothing more); the
-	// SandboxChanged Event, in a scope new to this process, is a baseline.
+	// SandboxChanged Event, older than the snapshot and not in it, is a baseline.
 	want := map[string]float64{"FailedMount": 5, "BackOff": 3}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("kubecause_events_total by reason = %v, want %v", got, want)
@@ -629,5 +654,372 @@ func TestSnapshotWriteIsTheTakenSnapshot(t *testing.T) {
 		if !bytes.Equal(file, taken.encode()) || n != len(file) {
 			t.Fatalf("cap %d: Write wrote %d bytes (reported %d) that are not the taken snapshot's %d", limit, len(file), n, len(taken.encode()))
 		}
+	}
+}
+
+// layout is a configuration of the watches, as kubecause's flags give it.
+type layout struct {
+	namespaces []string
+	selector   string
+	normal     []string
+}
+
+// scopeNames are the names of the watch scopes of a layout, as kubecause's main names them.
+func (l layout) scopeNames() (names []string, selects []func(*corev1.Event) bool) {
+	o := Options{Namespaces: l.namespaces, FieldSelector: l.selector, NormalReasons: l.normal}
+	for _, ns := range o.Scopes() {
+		for _, sel := range o.Selectors() {
+			fs, err := fields.ParseSelector(sel)
+			if err != nil {
+				panic(err)
+			}
+			names = append(names, strings.TrimSpace(ns+" "+sel))
+			// What the apiserver lists in that watch: the namespace and the field selector.
+			selects = append(selects, func(ev *corev1.Event) bool {
+				return (ns == "" || ev.Namespace == ns) &&
+					fs.Matches(fields.Set{"metadata.namespace": ev.Namespace, "type": ev.Type, "reason": ev.Reason})
+			})
+		}
+	}
+	return names, selects
+}
+
+// process is a kubecause process running a layout, with its snapshot file.
+type process struct {
+	e       *Engine
+	reg     *prometheus.Registry
+	snaps   *Snapshots
+	sources []*Source
+	selects []func(*corev1.Event) bool
+	log     *bytes.Buffer
+}
+
+func startProcess(t *testing.T, l layout, path string, now *time.Time) *process {
+	t.Helper()
+	p := &process{log: &bytes.Buffer{}}
+	p.e = New(Config{Classifier: testTable{}, NormalReasons: l.normal, Now: func() time.Time { return *now },
+		Logger: slog.New(slog.NewTextHandler(p.log, nil))})
+	p.snaps = OpenSnapshots(p.e, path, testIdentity, time.Minute, nil)
+	var names []string
+	names, p.selects = l.scopeNames()
+	for _, n := range names {
+		p.sources = append(p.sources, p.e.NewSource(n))
+	}
+	p.reg = prometheus.NewPedanticRegistry()
+	p.reg.MustRegister(p.e.Collectors()...)
+	return p
+}
+
+// list gives each source its first list: the Events of world it selects.
+func (p *process) list(t *testing.T, world []*corev1.Event) {
+	t.Helper()
+	for i, s := range p.sources {
+		var l []interface{}
+		for _, ev := range world {
+			if p.selects[i](ev) {
+				l = append(l, ev.DeepCopy())
+			}
+		}
+		if err := s.Replace(l, "1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// watch delivers an added or updated Event to the source that selects it, if any.
+func (p *process) watch(t *testing.T, ev *corev1.Event, added bool) {
+	t.Helper()
+	for i, s := range p.sources {
+		if !p.selects[i](ev) {
+			continue
+		}
+		var err error
+		if added {
+			err = s.Add(ev.DeepCopy())
+		} else {
+			err = s.Update(ev.DeepCopy())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// families reads the counter families by one label each (summed over the others); a family
+// absent from the scrape is absent from the result.
+func (p *process) families(t *testing.T) map[string]map[string]float64 {
+	t.Helper()
+	by := map[string]string{"kubecause_events_total": "reason", "kubecause_objects_affected_total": "namespace",
+		"kubecause_rule_hits_total": "rule"}
+	mfs, err := p.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]float64{}
+	for _, mf := range mfs {
+		label, ok := by[mf.GetName()]
+		if !ok {
+			continue
+		}
+		got[mf.GetName()] = map[string]float64{}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if v := m.GetCounter().GetValue(); l.GetName() == label && v != 0 {
+					got[mf.GetName()][l.GetValue()] += v
+				}
+			}
+		}
+	}
+	return got
+}
+
+// TestSnapshotRestoreAcrossScopeChanges: kubecause counts with one layout of its watches, is
+// stopped (SIGTERM: a snapshot), and started with another layout and the same snapshot file
+// while the kubelet went on. Once every source of the new layout has read its first list, the
+// restore ends and the primary families — kubecause_events_total, kubecause_objects_affected_total
+// and kubecause_rule_hits_total — are served, exact: the counters carried from the snapshot
+// (those of Events no longer watched too), the occurrences while away of the Events still watched
+// added, whichever scope of the snapshot they were in. Before, the restore ended only when a
+// source that took up one of the snapshot's scopes read the last first list: after any change
+// of --events.field-selector, --events.namespace or --events.normal-reason (or of the default
+// selector by an upgrade) the three families stayed absent until a restart with the same layout.
+func TestSnapshotRestoreAcrossScopeChanges(t *testing.T) {
+	const (
+		msgSandbox = "Pod sandbox changed, it will be killed and re-created."
+		msgBackOff = "Back-off restarting failed container"
+	)
+	var (
+		t1   = t0.Add(-20 * time.Minute) // the first process starts
+		back = t0                        // the second one
+	)
+	event := func(uid, ns, pod, typ, reason, message string, first time.Time) *corev1.Event {
+		ev := kubeletEvent(uid, pod+".187f2a9c3b1e0d4a", 1, reason, message)
+		ev.Namespace, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, ev.Type = ns, ns, pod, typ
+		return at(ev, first, first)
+	}
+	repeat := func(ev *corev1.Event, count int32, when time.Time) *corev1.Event {
+		ev = ev.DeepCopy()
+		ev.Count, ev.LastTimestamp = count, metav1.NewTime(when)
+		return ev
+	}
+	defaults := layout{selector: DefaultFieldSelector, normal: DefaultNormalReasons}
+	for _, tc := range []struct {
+		name          string
+		before, after layout
+		// The families the second process serves once its first lists are read: occurrences by
+		// reason, objects affected by namespace, rule hits by rule.
+		events, affected, rules map[string]float64
+	}{
+		{
+			// The upgrade that made the default selector one watch changed every scope's name the
+			// other way round.
+			name: "default selector to type=Warning", before: defaults,
+			after:    layout{selector: "type=Warning", normal: DefaultNormalReasons},
+			events:   map[string]float64{"FailedMount": 7 + 3 + 2, "FailedCreatePodSandBox": 4, "SandboxChanged": 5, "BackOff": 6},
+			affected: map[string]float64{"apps": 5, "kube-system": 1},
+			rules:    map[string]float64{"volume.configmap_not_found": 12, "sandbox.disk_full": 4, "fallback": 11},
+		},
+		{
+			// kube-system is no longer watched: its counter is carried, at what was counted.
+			name: "every namespace to one", before: defaults,
+			after:    layout{namespaces: []string{"apps"}, selector: DefaultFieldSelector, normal: DefaultNormalReasons},
+			events:   map[string]float64{"FailedMount": 7 + 2 + 2, "FailedCreatePodSandBox": 4, "SandboxChanged": 5, "BackOff": 6},
+			affected: map[string]float64{"apps": 5, "kube-system": 1},
+			rules:    map[string]float64{"volume.configmap_not_found": 11, "sandbox.disk_full": 4, "fallback": 11},
+		},
+		{
+			// BackOff is no longer counted (carried at 2); SandboxChanged is newly counted: its
+			// Event, older than the snapshot and not in it, is a baseline.
+			name:     "normal reasons changed",
+			before:   layout{selector: "type=Warning", normal: []string{"BackOff"}},
+			after:    layout{selector: "type=Warning", normal: []string{"SandboxChanged"}},
+			events:   map[string]float64{"FailedMount": 12, "FailedCreatePodSandBox": 4, "BackOff": 2},
+			affected: map[string]float64{"apps": 4, "kube-system": 1},
+			rules:    map[string]float64{"volume.configmap_not_found": 12, "sandbox.disk_full": 4, "fallback": 2},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "events.snapshot")
+			now := t1
+			first := startProcess(t, tc.before, path, &now)
+			first.list(t, nil)
+			w1 := event(uidA, "apps", "web-0", corev1.EventTypeWarning, "FailedMount", msgS1, t1.Add(time.Minute))
+			w2 := event(uidB, "apps", "web-1", corev1.EventTypeWarning, "FailedCreatePodSandBox", msgDisk, t1.Add(time.Minute))
+			n1 := event(uidC, "apps", "web-2", corev1.EventTypeNormal, "SandboxChanged", msgSandbox, t1.Add(time.Minute))
+			n2 := event(uidD, "apps", "web-4", corev1.EventTypeNormal, "BackOff", msgBackOff, t1.Add(time.Minute))
+			w3 := event(uidE, "kube-system", "dns-0", corev1.EventTypeWarning, "FailedMount", msgS1, t1.Add(time.Minute))
+			now = t1.Add(time.Minute)
+			for _, ev := range []*corev1.Event{w1, w2, n1, n2, w3} {
+				first.watch(t, ev, true)
+			}
+			now = t1.Add(5 * time.Minute)
+			w1, n1, n2, w3 = repeat(w1, 3, now), repeat(n1, 2, now), repeat(n2, 2, now), repeat(w3, 2, now)
+			for _, ev := range []*corev1.Event{w1, n1, n2, w3} {
+				first.watch(t, ev, false)
+			}
+			now = t1.Add(6 * time.Minute)
+			if _, err := first.snaps.Write(); err != nil { // SIGTERM
+				t.Fatal(err)
+			}
+
+			// While away, the kubelet goes on: repeats, and a new Event.
+			away := back.Add(-time.Minute)
+			c1 := event(uidF, "apps", "web-3", corev1.EventTypeWarning, "FailedMount", msgS1, back.Add(-2*time.Minute))
+			world := []*corev1.Event{repeat(w1, 7, away), repeat(w2, 4, away), repeat(n1, 5, away), repeat(n2, 6, away),
+				repeat(w3, 3, away), repeat(c1, 2, away)}
+
+			now = back
+			second := startProcess(t, tc.after, path, &now)
+			if got := second.e.m.restores.WithLabelValues(RestoreRestored); counterValue(got) != 1 {
+				t.Fatal("the snapshot was not restored")
+			}
+			second.list(t, world)
+			if !second.e.Synced() {
+				t.Fatal("not synced after every first list")
+			}
+			got := second.families(t)
+			for _, f := range []struct {
+				name string
+				want map[string]float64
+			}{{"kubecause_events_total", tc.events}, {"kubecause_objects_affected_total", tc.affected}, {"kubecause_rule_hits_total", tc.rules}} {
+				g, ok := got[f.name]
+				if !ok {
+					t.Fatalf("%s is not served after every first list was read (log:\n%s)", f.name, second.log)
+				}
+				if !reflect.DeepEqual(g, f.want) {
+					t.Errorf("%s = %v, want %v", f.name, g, f.want)
+				}
+			}
+			if !strings.Contains(second.log.String(), "snapshot restore ended") {
+				t.Errorf("no log line says the restore ended:\n%s", second.log)
+			}
+			// And counting goes on: one more occurrence of an Event watched now.
+			now = back.Add(time.Minute)
+			second.watch(t, repeat(world[0], 8, now), false)
+			if got := second.families(t)["kubecause_events_total"]["FailedMount"]; got != tc.events["FailedMount"]+1 {
+				t.Fatalf("FailedMount = %v after one more occurrence, want %v", got, tc.events["FailedMount"]+1)
+			}
+		})
+	}
+}
+
+// forgedCounters is a snapshot file with a valid checksum whose counters section holds n records
+// made by label (the six label values of record i) and nothing else.
+func forgedCounters(n int, label func(i int) [6]string) []byte {
+	base := (&snapshot{identity: testIdentity, written: t0.Unix(), ttl: 3600,
+		sources: []snapSource{{name: "all", contact: t0.Unix()}}}).encode()
+	// The sections' lengths after the tombstones' are 0 (one byte each), then three values and
+	// the checksum: the counters' length is the byte before the last 3+24+4.
+	b := bytes.Clone(base[:len(base)-4-24-3])
+	b = binary.AppendUvarint(b, uint64(n))
+	for i := range n {
+		for _, v := range label(i) {
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		}
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(1))
+	}
+	b = append(b, 0, 0)
+	b = append(b, make([]byte, 24)...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+// TestForgedSnapshotIsBounded: a snapshot file kubecause could not have written — more counter
+// series than any --events.max-series lets it keep, or the same series many times — is refused or
+// folded into the overflow series at start, in memory bounded by the caps rather than by the file.
+// Before, 4 million records of the empty label set (a 56 MB file) took 703 MB at start.
+func TestForgedSnapshotIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes files of up to 56 MB")
+	}
+	for _, tc := range []struct {
+		name   string
+		file   func() []byte
+		result string
+		// events is the sum of kubecause_events_total once the first list is read (restored).
+		events float64
+	}{
+		{"4 million empty counters", func() []byte {
+			return forgedCounters(4_000_000, func(int) [6]string { return [6]string{} })
+		}, RestoreCorrupt, -1},
+		{"a million distinct counters", func() []byte {
+			return forgedCounters(1_000_000, func(i int) [6]string {
+				return [6]string{"n" + strconv.Itoa(i), "Pod", "F", "Warning", "k", "c"}
+			})
+		}, RestoreRestored, 1_000_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "events.snapshot")
+			b := tc.file()
+			writeFile(t, p, b)
+			size := len(b)
+			b = nil
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			h, _ := restarted(t, p, testIdentity, t0.Add(time.Minute))
+			runtime.ReadMemStats(&after)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			t.Logf("%d-byte file: %.1f MB allocated at start, %.1f MB held after", size, float64(allocated)/1e6, float64(held)/1e6)
+			if got := h.restores(tc.result); got != 1 {
+				t.Fatalf("restores{result=%q} = %v, want 1", tc.result, got)
+			}
+			h.sync()
+			if got := h.sum("kubecause_events_total"); tc.events >= 0 && got != tc.events {
+				t.Fatalf("kubecause_events_total sums to %v, want %v", got, tc.events)
+			}
+			// The file read whole, and what the caps allow (10,000 series by default).
+			if limit := uint64(size) + 40<<20; allocated > limit {
+				t.Fatalf("%d bytes allocated at start for a %d-byte file, more than %d", allocated, size, limit)
+			}
+			runtime.KeepAlive(h)
+		})
+	}
+}
+
+// TestSnapshotStaleTemporariesRemoved: the temporary files of snapshots whose write was cut short
+// (a SIGKILL between the write and the rename) are removed at the next start; nothing else in the
+// directory is touched.
+func TestSnapshotStaleTemporariesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.snapshot")
+	first := newHarness(t)
+	snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil)
+	first.sync()
+	first.add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+	// What writeAtomic leaves when killed before the rename: its temporary, named as it names them.
+	var stale []string
+	for range 3 {
+		f, err := os.CreateTemp(dir, ".events.snapshot.tmp-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = f.Write([]byte(snapshotMagic))
+		_ = f.Close()
+		stale = append(stale, f.Name())
+	}
+	others := []string{filepath.Join(dir, ".other.snapshot.tmp-1"), filepath.Join(dir, "events.snapshot.tmp-1"), filepath.Join(dir, "notes")}
+	for _, p := range others {
+		writeFile(t, p, []byte("x"))
+	}
+	second, _ := restarted(t, path, testIdentity, t0.Add(time.Minute))
+	for _, p := range stale {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stale temporary %s still there: %v", filepath.Base(p), err)
+		}
+	}
+	for _, p := range append(others, path) {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err)
+		}
+	}
+	if got := second.restores(RestoreRestored); got != 1 {
+		t.Fatalf("restores{result=restored} = %v, want 1", got)
 	}
 }

@@ -41,8 +41,9 @@ type Source struct {
 	// Engine.mu.
 	listedAt int64
 	created  int64
-	// restored: the source goes on from its scope in a snapshot (snapshot.go) until its first
-	// list is read; snapIdx is that scope's index in the snapshot. Guarded by Engine.mu.
+	// restored: the source diffs its first list against a snapshot (snapshot.go) until it is
+	// read; snapIdx is the index of the snapshot's scope it took up (noScope: none, the scopes
+	// changed). Guarded by Engine.mu.
 	restored bool
 	snapIdx  uint16
 }
