@@ -113,7 +113,7 @@ func ReferenceMarkdown(t *causes.Table, runbookDir string) []byte {
 	w("and the field, and kubecause does not start with an invalid table. Keep the causes your alerts and\n")
 	w("dashboards use; rename none (cause names are label values queries use). A table is at most 256 KiB,\n")
 	w("and its patterns, the rules' and the targets', may expand to at most 100,000 regexp instructions\n")
-	w("together (a repeat is expanded: `\\pL{1000}` is a thousand; the built-in table's take about 12,400);\n")
+	w("together (a repeat is expanded: `\\pL{1000}` is a thousand; the built-in table's take about 11,500);\n")
 	w("past it the table is refused, naming the rule or cause whose pattern went past, so that no table,\n")
 	w("however written, takes more than ~70 MB and a second to load (`docs/performance.md`, \"Hostile\n")
 	w("clients\"). A cause may also be a template (`cause: '{probe}_probe_timeout'`,\n")
