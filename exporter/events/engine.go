@@ -81,6 +81,7 @@ type tracked struct {
 	first uint32 // Unix second of its first occurrence (a snapshot over its cap keeps the newest)
 	src   uint16 // the source (watch scope) the Event came from
 	list  uint8  // the source's list generation that last contained it (0: none since it was added)
+	vgen  uint8  // the generation of its view slot when it got it (view.live)
 }
 
 type tombstone struct {
@@ -445,13 +446,16 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause, target: l.target}
 	// An Event moving between entries that differ only in their target (into or out of the
 	// target overflow) is the same problem of the same object: not a newly affected object.
-	retarget := false
+	// An Event whose entry was evicted (view.evict) had its object counted when the entry was born.
+	retarget, evicted := false, false
 	if t.view >= 0 {
-		ok := e.view.entries[t.view].key
-		ok.target = key.target
-		retarget = ok == key
+		if evicted = !e.view.live(t.view, t.vgen); !evicted {
+			ok := e.view.entries[t.view].key
+			ok.target = key.target
+			retarget = ok == key
+		}
 	}
-	i, change, over := e.view.move(t.view, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
+	i, vgen, change, over := e.view.move(t.view, t.vgen, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
 	if over {
 		e.m.targetOverflow()
 	}
@@ -463,7 +467,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	}
 	switch change {
 	case viewBorn:
-		if !baseline && !retarget {
+		if !baseline && !retarget && !evicted {
 			e.m.affect(key)
 		}
 	case viewRefused:
@@ -471,9 +475,10 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 			e.m.viewRefused() // once per Event, not on each of its updates
 		}
 	}
-	t.view = i
+	t.view, t.vgen = i, vgen
 	e.events.set(k, t)
 	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
+	e.m.viewEvicted(e.view.evicted)
 	e.m.processed.Inc()
 	if delta > 0 {
 		e.m.count(counted(l, ev.Message), float64(delta))
@@ -488,7 +493,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 // re-creation under the same name counts only what is new.
 func (e *Engine) forget(k uidKey, t tracked) {
 	e.events.del(k)
-	e.view.release(t.view, t.count)
+	e.view.release(t.view, t.vgen, t.count)
 	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
 	now := e.cfg.Now().Unix()
 	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
