@@ -3,7 +3,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubecause/kubecause/e2e/framework"
+	"github.com/kubecause/kubecause/exporter/pages"
 )
 
 // TestFlood: many distinct reasons in many namespaces against small caps. The caps hold, what
@@ -89,4 +93,67 @@ func TestFlood(t *testing.T) {
 	}
 	t.Logf("flood: sum %g (exact), label sets %s (cap %d), overflow %s, dropped %s, view series %s (cap %d), RSS %s bytes, max scrape duration %s s, samples per scrape %s",
 		total, v, maxSeries, over, dropped, view, maxView, rss, dur, samples)
+}
+
+// TestFloodOfOneNamespaceLeavesOthersVisible: issue 42 on a real apiserver. One tenant's pods fail
+// to mount by the hundred and fill the per-object view (--object-view.max-series=100); then a pod
+// of another namespace fails to mount. Its problem must be in kubecause_object_events (what the
+// alerts read), on /problems and in kubecause_objects_affected_total (the pod-start SLI). Before,
+// it was counted in kubecause_events_total only: the view refused every new entry for as long as
+// the tenant's Events lived.
+func TestFloodOfOneNamespaceLeavesOthersVisible(t *testing.T) {
+	const (
+		maxView = 100
+		flood   = 150
+		msg     = `MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`
+	)
+	ctx := testContext(t)
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"tenant", "shop"},
+		KubecauseArgs: []string{fmt.Sprintf("--object-view.max-series=%d", maxView)}})
+	k := s.Kubecause[0]
+	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
+	fail := func(ns, name string) {
+		t.Helper()
+		p := must[*corev1.Pod](t)(s.Objects.CreatePod(ctx, ns, name, framework.PodOptions{Node: "worker-1"}))
+		must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(p), corev1.EventTypeWarning, "FailedMount", msg))
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < flood; i += 4 {
+				fail("tenant", fmt.Sprintf("job-%03d", i))
+			}
+		})
+	}
+	wg.Wait()
+	waitKubecauseValue(t, k, "kubecause_events_total", map[string]string{"namespace": "tenant", "reason": "FailedMount"}, flood)
+	// The view is full (the apiserver may have written a Warning of its own into it).
+	view := map[string]string{"metric": "kubecause_object_events"}
+	waitKubecauseValue(t, k, "kubecause_series", view, maxView)
+	refused, _ := kubecauseValue(t, k, "kubecause_series_dropped_total", view)
+	if refused < flood-maxView {
+		t.Fatalf("kubecause_series_dropped_total{metric=kubecause_object_events} = %g, want at least %d", refused, flood-maxView)
+	}
+
+	fail("shop", "web-0")
+	web := map[string]string{"namespace": "shop", "kind": "Pod", "name": "web-0", "reason": "FailedMount", "cause": "secret_not_found"}
+	waitKubecauseValue(t, k, "kubecause_object_events", web, 1)
+	waitKubecauseValue(t, k, "kubecause_objects_affected_total", map[string]string{"namespace": "shop", "kind": "Pod", "cause": "secret_not_found"}, 1)
+	waitKubecauseValue(t, k, "kubecause_series", view, maxView)
+	if v, _ := kubecauseValue(t, k, "kubecause_object_events_evicted_total", nil); v < 1 {
+		t.Errorf("kubecause_object_events_evicted_total = %g, want at least 1 (the tenant entry shop's took the place of)", v)
+	}
+	resp, err := http.Get(k.URL("/problems?format=json&namespace=shop"))
+	check(t, err)
+	defer resp.Body.Close()
+	var list pages.ProblemList
+	check(t, json.NewDecoder(resp.Body).Decode(&list))
+	if !slices.ContainsFunc(list.Problems, func(p pages.Problem) bool { return p.Name == "web-0" && p.Cause == "secret_not_found" }) {
+		t.Errorf("/problems?namespace=shop does not show web-0: %+v", list.Problems)
+	}
+	// What Prometheus, and so the alerts and the SLI, see.
+	promValue(t, s, `sum(kubecause_object_events{namespace="shop",name="web-0"})`, 1)
+	promValue(t, s, `sum(kubecause_objects_affected_total{namespace="shop"})`, 1)
+	t.Logf("%d tenant pods failing against a view of %d: shop/web-0 shown, 1 tenant entry evicted, %d tenant Events refused",
+		flood, maxView, flood-maxView)
 }

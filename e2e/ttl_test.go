@@ -3,11 +3,17 @@
 package e2e
 
 import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubecause/kubecause/e2e/framework"
 )
@@ -94,4 +100,107 @@ func TestWatchGapEstimateLearnsAShortEventTTL(t *testing.T) {
 	}
 	t.Logf("--event-ttl=%s: %d Events before the gap, %d in it (API down %s); %g counted, %g never seen; estimated %g",
 		ttl, len(before), len(gap), down.Round(time.Millisecond), counted, lost, estimated)
+}
+
+// TestNamespaceDeletionsDoNotTeachTheTTL: issue 42 on a real apiserver with the default 1 h TTL.
+// kubecause lists Events alive two minutes old; then, as CI clusters and preview environments do
+// all day, ten namespaces get 60 Events each and are deleted at once, the namespace controller
+// deleting their Events seconds old. Taken as expiries, those deletions taught kubecause a TTL of
+// seconds: a watch cut that lost nothing was estimated to have lost Events, and a restart half a
+// minute later dropped its valid snapshot as too old.
+func TestNamespaceDeletionsDoNotTeachTheTTL(t *testing.T) {
+	const (
+		msg      = `MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`
+		previews = 10
+		perNS    = 60
+	)
+	ctx := testContext(t)
+	snap := filepath.Join(t.TempDir(), "events.snapshot")
+	s := startStack(t, framework.StackOptions{Namespaces: []string{"apps"},
+		APIServerArgs: map[string]string{"etcd-compaction-interval": "1s"},
+		KubecauseArgs: []string{"--events.snapshot-file=" + snap, "--events.snapshot-interval=1s"}})
+	cb, err := framework.FindControllerBinaries()
+	check(t, err)
+	ctl, err := framework.StartControllers(cb, s.Cluster, s.LogDir) // the namespace controller
+	check(t, err)
+	t.Cleanup(ctl.Stop)
+	k := s.Kubecause[0]
+	kubelet := framework.Kubelet(s.Cluster.Client, "worker-1")
+	emit := func(ns, pod string) {
+		t.Helper()
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod, UID: types.UID(uuid.NewString())}}
+		must[*framework.CoreEvent](t)(kubelet.Emit(ctx, framework.PodRef(p), corev1.EventTypeWarning, "FailedMount", msg))
+	}
+	for i := range 12 {
+		emit("apps", fmt.Sprintf("web-%d", i))
+	}
+	written := time.Now()
+	// What kubecause is to see alive is the Events' age: a designed wait of two minutes, then a
+	// restart whose first list shows them that old.
+	time.Sleep(time.Until(written.Add(2 * time.Minute)))
+	restartKubecause(t, s, 0)
+
+	// The previews: written, then their namespaces deleted.
+	previewed := time.Now()
+	var wg sync.WaitGroup
+	for n := range previews {
+		ns := fmt.Sprintf("preview-%02d", n)
+		must[*corev1.Namespace](t)(s.Cluster.Client.CoreV1().Namespaces().Create(ctx,
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}))
+		wg.Go(func() {
+			for i := range perNS {
+				emit(ns, fmt.Sprintf("job-%02d", i))
+			}
+		})
+	}
+	wg.Wait()
+	for n := range previews {
+		check(t, s.Cluster.Client.CoreV1().Namespaces().Delete(ctx, fmt.Sprintf("preview-%02d", n), metav1.DeleteOptions{}))
+	}
+	check(t, framework.Poll(ctx, 2*time.Minute, func() (bool, error) {
+		v, _ := kubecauseValue(t, k, "kubecause_event_notifications_total", map[string]string{"op": "delete"})
+		return v >= previews*perNS, nil
+	}))
+	t.Logf("%d Events written and deleted with their namespaces in %s", previews*perNS, time.Since(previewed).Round(time.Second))
+
+	// A watch cut that loses nothing: kubecause paused across a control-plane restart, etcd
+	// compacted past its resource version, so it relists.
+	events := s.Cluster.Client.CoreV1().Events("apps")
+	rv0 := must[*corev1.EventList](t)(events.List(ctx, metav1.ListOptions{})).ResourceVersion
+	relists0, _ := kubecauseValue(t, k, "kubecause_relists_total", nil)
+	check(t, k.Pause())
+	t.Cleanup(func() { _ = k.Resume() })
+	cut := time.Now()
+	down, err := s.Cluster.RestartControlPlane(ctx)
+	check(t, err)
+	waitCompactedPast(t, ctx, events, rv0)
+	check(t, k.Resume())
+	check(t, framework.Poll(ctx, 2*time.Minute, func() (bool, error) {
+		v, _ := kubecauseValue(t, k, "kubecause_relists_total", nil)
+		return v > relists0, nil
+	}))
+	gap := time.Since(cut).Round(time.Second)
+	for _, l := range strings.Split(k.Log(0), "\n") {
+		if strings.Contains(l, "relisted Events") {
+			t.Log(l) // the gap, the TTL and the estimate, as kubecause saw them
+		}
+	}
+	// Every watch relists; the estimate is made in the same step as each relist's count.
+	est, _ := kubecauseValue(t, k, "kubecause_events_gap_estimated_lost_total", nil)
+	if est != 0 {
+		t.Errorf("kubecause_events_gap_estimated_lost_total = %g after a %s cut (API down %s) on a 1 h TTL that lost nothing, want 0",
+			est, gap, down.Round(time.Second))
+	}
+
+	// A restart half a minute away (a designed outage): the snapshot is restored.
+	check(t, k.Stop())
+	time.Sleep(30 * time.Second)
+	check(t, k.Restart())
+	restored, _ := kubecauseValue(t, k, "kubecause_snapshot_restores_total", map[string]string{"result": "restored"})
+	tooOld, _ := kubecauseValue(t, k, "kubecause_snapshot_restores_total", map[string]string{"result": "too_old"})
+	if restored != 1 {
+		t.Errorf("after 30 s away: kubecause_snapshot_restores_total{result=restored} = %g, too_old = %g; want the snapshot restored", restored, tooOld)
+	}
+	t.Logf("%d Events deleted young with their namespaces: after a %s cut (API down %s) %g estimated lost; 30 s away, restores restored %g, too_old %g",
+		previews*perNS, gap, down.Round(time.Second), est, restored, tooOld)
 }

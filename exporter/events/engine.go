@@ -81,6 +81,7 @@ type tracked struct {
 	first uint32 // Unix second of its first occurrence (a snapshot over its cap keeps the newest)
 	src   uint16 // the source (watch scope) the Event came from
 	list  uint8  // the source's list generation that last contained it (0: none since it was added)
+	vgen  uint8  // the generation of its view slot when it got it (view.live)
 }
 
 type tombstone struct {
@@ -100,11 +101,15 @@ type Engine struct {
 	view    *view
 	sources []*Source
 	// What kubecause can tell of the Event TTL (the apiserver's --event-ttl), in seconds (eventTTL):
-	// expiryAges the ages at deletion (from the last occurrence) of the last deletions seen, a ring
-	// filled up to expiries; listedAge the oldest age of an Event seen in a list.
+	// expiryAges the ages at deletion (from the last occurrence) of the last deletions taken for
+	// expiries, a ring filled up to expiries; listedAge the oldest age of an Event seen in a list;
+	// aliveAges the ttlMinSamples oldest ages at which Events were seen alive (in a list, or at
+	// their deletion), ascending, aliveN of them.
 	expiryAges [ttlSamples]int32
 	expiries   int
 	listedAge  int64
+	aliveAges  [ttlMinSamples]int32
+	aliveN     int
 	strs       map[string]string // interned label values of small cardinality
 	// classified memoises Classify by a 64-bit hash of (reason, message): a PATCH of count
 	// repeats its Event's message, and classifying costs far more than the hash
@@ -383,8 +388,9 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 		return observed{key: k}
 	}
 	if !watching {
-		if ts := eventTime(ev); ts > 0 {
-			e.listedAge = max(e.listedAge, e.cfg.Now().Unix()-ts)
+		if age, ok := writtenAgo(ev, e.cfg.Now().Unix()); ok {
+			e.listedAge = max(e.listedAge, age)
+			e.seenAlive(age)
 		}
 	}
 	n := Occurrences(ev)
@@ -441,13 +447,16 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	key := viewKey{namespace: l.namespace, kind: l.kind, name: l.name, reason: l.reason, cause: l.cause, target: l.target}
 	// An Event moving between entries that differ only in their target (into or out of the
 	// target overflow) is the same problem of the same object: not a newly affected object.
-	retarget := false
+	// An Event whose entry was evicted (view.evict) had its object counted when the entry was born.
+	retarget, evicted := false, false
 	if t.view >= 0 {
-		ok := e.view.entries[t.view].key
-		ok.target = key.target
-		retarget = ok == key
+		if evicted = !e.view.live(t.view, t.vgen); !evicted {
+			ok := e.view.entries[t.view].key
+			ok.target = key.target
+			retarget = ok == key
+		}
 	}
-	i, change, over := e.view.move(t.view, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
+	i, vgen, change, over := e.view.move(t.view, t.vgen, key, old, n, ts, e.intern(labels.Value(ev.Source.Host)))
 	if over {
 		e.m.targetOverflow()
 	}
@@ -459,7 +468,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	}
 	switch change {
 	case viewBorn:
-		if !baseline && !retarget {
+		if !baseline && !retarget && !evicted {
 			e.m.affect(key)
 		}
 	case viewRefused:
@@ -467,9 +476,10 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 			e.m.viewRefused() // once per Event, not on each of its updates
 		}
 	}
-	t.view = i
+	t.view, t.vgen = i, vgen
 	e.events.set(k, t)
 	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
+	e.m.viewEvicted(e.view.evicted)
 	e.m.processed.Inc()
 	if delta > 0 {
 		e.m.count(counted(l, ev.Message), float64(delta))
@@ -484,7 +494,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 // re-creation under the same name counts only what is new.
 func (e *Engine) forget(k uidKey, t tracked) {
 	e.events.del(k)
-	e.view.release(t.view, t.count)
+	e.view.release(t.view, t.vgen, t.count)
 	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
 	now := e.cfg.Now().Unix()
 	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
@@ -537,11 +547,13 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 	}
 	if t, ok := e.events.get(k); ok {
 		// An Event expires --event-ttl after its last write: its age at deletion tells the TTL
-		// (eventTTL).
-		if ts := eventTime(ev); ts > 0 {
-			age := min(max(e.cfg.Now().Unix()-ts, 0), math.MaxInt32)
-			e.expiryAges[e.expiries%ttlSamples] = int32(age)
-			e.expiries++
+		// (eventTTL), unless it was deleted young, with its namespace or by hand.
+		if age, ok := writtenAgo(ev, e.cfg.Now().Unix()); ok {
+			e.seenAlive(age)
+			if age*aliveSlack >= e.aliveTTL() {
+				e.expiryAges[e.expiries%ttlSamples] = int32(age)
+				e.expiries++
+			}
 		}
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
 		if n := Occurrences(ev); n > t.count && e.wanted(ev) {
@@ -652,8 +664,10 @@ func (e *Engine) eventTTL() int64 {
 	return max(int64(defaultEventTTL/time.Second), e.listedAge)
 }
 
-// deletionTTL is the TTL learnt from the ages at deletion (eventTTL), 0 before ttlMinSamples.
-// Called with e.mu held.
+// deletionTTL is the TTL learnt from the ages at deletion (eventTTL), 0 before ttlMinSamples;
+// never below aliveTTL/aliveSlack, so that deletions of young Events (a namespace deleted with
+// them, as CI and preview environments do all day) cannot teach a TTL far shorter than Events
+// were seen to live. Called with e.mu held.
 func (e *Engine) deletionTTL() int64 {
 	n := min(e.expiries, ttlSamples)
 	if n < ttlMinSamples {
@@ -661,7 +675,59 @@ func (e *Engine) deletionTTL() int64 {
 	}
 	ages := slices.Clone(e.expiryAges[:n])
 	slices.Sort(ages)
-	return int64(ages[n/10])
+	return max(int64(ages[n/10]), e.aliveTTL()/aliveSlack)
+}
+
+// aliveSlack: a deletion younger than aliveTTL/aliveSlack is taken for no expiry. An Event seen
+// alive may be up to about two TTLs old (etcd renews every lease when a member becomes leader,
+// and the apiserver's leases run up to 5 % longer than the TTL), so an expiry is no younger than
+// about half of aliveTTL; a quarter leaves room.
+const aliveSlack = 4
+
+// aliveTTL is the ttlMinSamples-th oldest age at which an Event was seen alive (in a list, or at
+// its deletion), 0 before ttlMinSamples: the TTL is at least about that. Not the oldest, so that
+// one Event whose recorder's clock is behind cannot raise it. Called with e.mu held.
+func (e *Engine) aliveTTL() int64 {
+	if e.aliveN < ttlMinSamples {
+		return 0
+	}
+	return int64(e.aliveAges[0])
+}
+
+// seenAlive records that an Event was alive age seconds after its last write, keeping the
+// ttlMinSamples oldest ages. Called with e.mu held.
+func (e *Engine) seenAlive(age int64) {
+	a := int32(min(age, math.MaxInt32))
+	if e.aliveN < ttlMinSamples {
+		e.aliveAges[e.aliveN] = a
+		e.aliveN++
+		slices.Sort(e.aliveAges[:e.aliveN])
+		return
+	}
+	if a <= e.aliveAges[0] {
+		return
+	}
+	i := 0 // the youngest kept makes room; a goes where it keeps them ascending
+	for i+1 < ttlMinSamples && e.aliveAges[i+1] < a {
+		e.aliveAges[i] = e.aliveAges[i+1]
+		i++
+	}
+	e.aliveAges[i] = a
+}
+
+// writtenAgo is how long before now an Event was last written (its latest occurrence), but no
+// longer than since the apiserver created it: a recorder's clock behind, or a forged timestamp,
+// cannot make an Event look older than it is. false when the Event carries no time.
+func writtenAgo(ev *corev1.Event, now int64) (int64, bool) {
+	ts := eventTime(ev)
+	if ts <= 0 {
+		return 0, false
+	}
+	age := now - ts
+	if !ev.CreationTimestamp.IsZero() {
+		age = min(age, now-ev.CreationTimestamp.Unix())
+	}
+	return min(max(age, 0), math.MaxInt32), true
 }
 
 // learnTTL seeds the ages at deletion with a TTL learnt before (a snapshot's), as ttlMinSamples

@@ -70,6 +70,9 @@ type metrics struct {
 	synced    prometheus.Gauge
 	viewSize  prometheus.Gauge // kubecause_series{metric="kubecause_object_events"}
 	viewDrops prometheus.Counter
+	// kubecause_object_events_evicted_total, and the view's count it last added up to.
+	viewEvictions prometheus.Counter
+	viewEvictedN  uint64
 	// kubecause_series and kubecause_series_dropped_total{metric="kubecause_object_events_target"}:
 	// distinct target values of the view, and live Events whose target went to overflow.
 	targetsSize prometheus.Gauge
@@ -154,6 +157,10 @@ func newMetrics(max int, outcomes []causes.Result) *metrics {
 		synced: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kubecause_synced",
 			Help: "1 once the initial list of Events has been read.",
+		}),
+		viewEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubecause_object_events_evicted_total",
+			Help: "Entries of the per-object view evicted at its cap for a new entry of another namespace: the least recently updated entry of the namespace with the most entries, taken when the new entry's namespace has fewer by two at least.",
 		}),
 		restores: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubecause_snapshot_restores_total",
@@ -286,6 +293,15 @@ func (m *metrics) targetOverflow() { m.targetDrops.Inc() }
 // viewRefused counts a live Event that got no view entry because the view is at its cap.
 func (m *metrics) viewRefused() { m.viewDrops.Inc() }
 
+// viewEvicted brings kubecause_object_events_evicted_total up to the view's count of evictions.
+// Called with Engine.mu held.
+func (m *metrics) viewEvicted(n uint64) {
+	if n > m.viewEvictedN {
+		m.viewEvictions.Add(float64(n - m.viewEvictedN))
+		m.viewEvictedN = n
+	}
+}
+
 // Collectors returns every collector of the engine, for registration.
 func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.m
@@ -294,7 +310,7 @@ func (e *Engine) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		g(m.events), g(m.affected), g(m.ruleHits),
 		m.notifications, m.processed, g(m.unclassified), m.invalid, m.relists, g(m.possiblyLost), g(m.gapLost), m.watchErrors, m.watchUp,
-		m.lastEvent, m.lag, m.series, m.dropped, m.tracked, m.synced, m.restores, m.snapshotWrites,
+		m.lastEvent, m.lag, m.series, m.dropped, m.viewEvictions, m.tracked, m.synced, m.restores, m.snapshotWrites,
 		unclassifiedCollector{m.templates},
 	}
 }

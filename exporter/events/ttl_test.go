@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -153,5 +154,62 @@ func TestTTLIsTheTypicalAgeAtDeletion(t *testing.T) {
 	h.sync(alive)
 	if got := h.e.eventTTL(); got != 300 {
 		t.Fatalf("TTL after a relist showed an Event 11 min old (a renewed lease) = %d, want 300", got)
+	}
+}
+
+// TestNamespaceDeletionsDoNotTeachTheTTL: issue 42's CI cluster, on the default 1 h TTL. The first
+// list shows Events alive up to 38 min old; then 30 preview namespaces each get 20 Events and are
+// deleted 15 s later, their Events with them (600 deletions at 15 s, none an expiry). Taken as
+// expiries they made the TTL 15 s: a 98 s watch cut that lost nothing was estimated to have lost
+// Events, and a restart 75 s later dropped its snapshot as too old.
+func TestNamespaceDeletionsDoNotTeachTheTTL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	h := newHarness(t)
+	inNamespace := func(i int, ns string, at time.Time) *corev1.Event {
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+		ev.Namespace, ev.InvolvedObject.Namespace = ns, ns
+		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(at), metav1.NewTime(at)
+		return ev
+	}
+	var live []interface{}
+	for m := 0; m <= 38; m++ {
+		live = append(live, inNamespace(100000+m, "shop", t0.Add(-time.Duration(m)*time.Minute)))
+	}
+	h.sync(live...)
+	snaps := OpenSnapshots(h.e, path, testIdentity, time.Minute, nil)
+	i := 0
+	for ns := range 30 {
+		start := t0.Add(time.Duration(ns) * 20 * time.Second)
+		var evs []*corev1.Event
+		for range 20 {
+			i++
+			h.now = start
+			ev := inNamespace(i, fmt.Sprintf("preview-%d", ns), start)
+			h.add(ev)
+			evs = append(evs, ev)
+		}
+		h.now = start.Add(15 * time.Second) // kubectl delete namespace preview-<ns>
+		for _, ev := range evs {
+			if err := h.src.Delete(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := h.e.eventTTL(); got < 38*60 {
+		t.Errorf("TTL learnt = %d s, below the 38 min at which Events were seen alive", got)
+	}
+	// Restart 75 s after the snapshot: restored.
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+	back, _ := restarted(t, path, testIdentity, h.now.Add(75*time.Second))
+	if got := back.restores(RestoreRestored); got != 1 {
+		t.Errorf("restores{result=restored} = %v, too_old = %v; want the 75 s old snapshot restored", got, back.restores(RestoreTooOld))
+	}
+	// A 98 s watch cut: the relist shows every Event alive, nothing expired unseen.
+	h.now = h.now.Add(98 * time.Second)
+	h.sync(live...)
+	if got := h.value("kubecause_events_gap_estimated_lost_total", nil); got != 0 {
+		t.Errorf("estimated lost after a 98 s cut on a 1 h TTL = %v, want 0", got)
 	}
 }

@@ -32,7 +32,8 @@ func FuzzViewExposition(f *testing.F) {
 		h := newHarness(t, func(c *Config) { c.MaxObjectSeries = 6; c.MaxTargets = 2 })
 		h.sync()
 		// 16 Events on 8 objects; Event i belongs to pod-(i%8) and has reason FailedMount or
-		// FailedCreatePodSandBox (so two Events of a pod may share an entry or not).
+		// FailedCreatePodSandBox (so two Events of a pod may share an entry or not); pod-7 is in
+		// namespace shop, the others in istio-system (so that shop's entries evict the others').
 		live := make([]*corev1.Event, 16)
 		next := 0
 		apply := func(b byte) {
@@ -53,6 +54,9 @@ func FuzzViewExposition(f *testing.F) {
 				next++
 				ev := kubeletEvent(uid(next), fmt.Sprintf("pod-%d.%x", i%8, next), 1, reason, msg)
 				ev.InvolvedObject.Name = fmt.Sprintf("pod-%d", i%8)
+				if i%8 == 7 {
+					ev.Namespace, ev.InvolvedObject.Namespace = "shop", "shop"
+				}
 				// disk_full's target is the node: three nodes against a cap of two targets.
 				ev.Source.Host = fmt.Sprintf("node-%d", next%3)
 				h.add(ev)
@@ -144,7 +148,7 @@ func FuzzViewExposition(f *testing.F) {
 		for _, ev := range live {
 			if ev != nil {
 				cause, _ := classify(ev.Reason, ev.Message)
-				k := viewKey{namespace: "istio-system", kind: "Pod", name: ev.InvolvedObject.Name, reason: ev.Reason, cause: cause}
+				k := viewKey{namespace: ev.InvolvedObject.Namespace, kind: "Pod", name: ev.InvolvedObject.Name, reason: ev.Reason, cause: cause}
 				sums[untargeted.ReplaceAllString(id(viewEventsName, k), "")] += ev.Count
 			}
 		}
