@@ -465,6 +465,9 @@ func realS18LowOnDisk() Scenario {
 		// KubecauseNodePressure pages for the node and the eviction is its detail, as the
 		// mixin says (evictionsExplainedFor); otherwise the eviction pages. One notification.
 		Alerts: []ExpectedAlert{explainedBy(evictedAlert(ns, "evicted_disk"), pressureAlert("DiskPressure"))},
+		// Played once S18-PRESSURE's pressure alert resolved: a pressure notification must be
+		// this scenario's own, and its pressure mutes the node's pod alerts as S17's outage does.
+		MutesNode: true,
 	}
 }
 
