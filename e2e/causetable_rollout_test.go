@@ -37,6 +37,16 @@ func writeUserTable(t *testing.T, path, version string, edits ...[2]string) *cau
 	return tab
 }
 
+// nextMinor is the version after v (major.minor.patch) by its minor: a table newer than v.
+func nextMinor(t *testing.T, v string) string {
+	t.Helper()
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch); err != nil {
+		t.Fatalf("the built-in table's version %q: %v", v, err)
+	}
+	return fmt.Sprintf("%d.%d.0", major, minor+1)
+}
+
 // ruleEvaluationFailures is the sum of Prometheus' prometheus_rule_evaluation_failures_total,
 // read from its own /metrics (the stack's Prometheus does not scrape itself).
 func ruleEvaluationFailures(t *testing.T, p *framework.Prometheus) float64 {
@@ -81,8 +91,8 @@ func promAlert(t *testing.T, s *framework.Stack, match map[string]string, what s
 
 // TestRolloutAcrossCauseTables is a rolling upgrade of kubecause onto a newer cause table whose
 // properties differ for a cause that pages: the old replica runs the built-in table, the new one
-// the user's table, its version higher, with another runbook for configmap_not_found. The same
-// Prometheus scrapes both. A pod's alert fires while the old replica is alone; the new replica
+// the user's table, its version the built-in's next minor, with another runbook for
+// configmap_not_found. The same Prometheus scrapes both. A pod's alert fires while the old replica is alone; the new replica
 // starts (both serve their tables); a second pod's alert fires; the old replica stops and its
 // series age out of the rules' 2m windows. Throughout, no rule evaluation fails (the rules join
 // the tables' properties once, the newer table's: no many-to-many match), each alert fires once
@@ -93,7 +103,7 @@ func TestRolloutAcrossCauseTables(t *testing.T) {
 	const ns, cause = "apps", "configmap_not_found"
 	builtinRunbook := "#" + cause // the built-in runbook's section of kubecausepodvolumefailing.md
 	userRunbook := "https://wiki.example.internal/runbooks/" + cause
-	version := "1.15.0-acme.1"
+	version := nextMinor(t, causes.Default().Version()) + "-acme.1"
 	path := filepath.Join(t.TempDir(), "causes.yaml")
 	tab := writeUserTable(t, path, version,
 		[2]string{"    runbook: kubecausepodvolumefailing#" + cause + "\n", "    runbook: " + userRunbook + "\n"})
