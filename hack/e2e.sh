@@ -22,7 +22,8 @@ fi
 # The whole suite, in three go test processes side by side, each its tests' lines prefixed with
 # its name: TestRealNode (≈ 15 min: the seed scenarios on a real node, S17's 5-minute NodeNotReady
 # hold among them), TestRealNodeIncident (≈ 15 min: the registry incident on a second real node,
-# 10 minutes of it the designed kube-state-metrics outage) and the other tests (≈ 16 min, mostly
+# 10 minutes of it the designed kube-state-metrics outage) then TestRealNodeUserCause (≈ 1 min: a
+# cause of the user's table on a node of its own, no designed hold) and the other tests (≈ 16 min, mostly
 # waits too), instead of one after the other: each test starts its own stack on free ports, and a
 # node's teardown and leftover check touch only what that node made.
 # One compile first, so that the processes do not build the same test binaries at once.
@@ -36,10 +37,10 @@ part() { # name, go test arguments: its lines prefixed with its name; exit statu
 }
 part realnode -run '^TestRealNode$' ./e2e/ &
 node_pid=$!
-part incident -run '^TestRealNodeIncident$' ./e2e/ &
+part incident -run '^TestRealNode(Incident|UserCause)$' ./e2e/ &
 incident_pid=$!
 rest=0
-part rest -skip '^TestRealNode(Incident)?$' ./e2e/... || rest=$?
+part rest -skip '^TestRealNode(Incident|UserCause)?$' ./e2e/... || rest=$?
 node=0
 wait $node_pid || node=$?
 incident=0

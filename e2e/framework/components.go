@@ -79,12 +79,18 @@ func StartKubecause(bin, kubeconfig, logDir, name string, extraArgs ...string) (
 
 // StartKubecauseOn starts kubecause listening on addr and waits until it is ready.
 func StartKubecauseOn(addr, bin, kubeconfig, logDir, name string, extraArgs ...string) (*Kubecause, error) {
-	args := append([]string{"--web.listen-address=" + addr, "--kubeconfig=" + kubeconfig, "--log.level=debug"}, extraArgs...)
-	k := &Kubecause{Component{Process: NewProcess(name, logDir, bin, args...), Addr: addr}}
+	k := NewKubecauseOn(addr, bin, kubeconfig, logDir, name, extraArgs...)
 	if err := k.Restart(); err != nil {
 		return nil, err
 	}
 	return k, nil
+}
+
+// NewKubecauseOn describes a kubecause replica listening on addr without starting it (Restart
+// starts it).
+func NewKubecauseOn(addr, bin, kubeconfig, logDir, name string, extraArgs ...string) *Kubecause {
+	args := append([]string{"--web.listen-address=" + addr, "--kubeconfig=" + kubeconfig, "--log.level=debug"}, extraArgs...)
+	return &Kubecause{Component{Process: NewProcess(name, logDir, bin, args...), Addr: addr}}
 }
 
 // Restart starts the (stopped) process again on the same address and waits for /readyz.

@@ -25,6 +25,12 @@ type StackOptions struct {
 	// replicas run.
 	KubecauseArgs     []string
 	KubecauseReplicas int
+	// KubecauseReplicaArgs[i] are extra flags of replica i only, after KubecauseArgs: two
+	// replicas on different cause tables (--causes.file), as during a rolling upgrade.
+	KubecauseReplicaArgs [][]string
+	// KubecauseDeferred replicas, the last ones, get their address and scrape target but are
+	// not started: the test starts them (Kubecause.Restart), as a rollout's new pods.
+	KubecauseDeferred int
 	// KubecauseRules, when set, are all kubecause may do (cluster-wide): it runs as its own user
 	// instead of as the cluster's administrator.
 	KubecauseRules []rbacv1.PolicyRule
@@ -186,6 +192,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	if o.ServeRunbooks {
 		kubecauseArgs = append([]string{"--web.external-url=" + external}, kubecauseArgs...)
 	}
+	deferred := map[string]bool{}
 	for i := 0; i < o.KubecauseReplicas; i++ {
 		t = time.Now()
 		name, addr := "kubecause", firstAddr
@@ -197,7 +204,18 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 				return nil, err
 			}
 		}
-		k, err := StartKubecauseOn(addr, s.Bin.Kubecause, kubeconfig, s.LogDir, name, kubecauseArgs...)
+		args := kubecauseArgs
+		if i < len(o.KubecauseReplicaArgs) {
+			args = append(append([]string(nil), args...), o.KubecauseReplicaArgs[i]...)
+		}
+		if i >= o.KubecauseReplicas-o.KubecauseDeferred {
+			k := NewKubecauseOn(addr, s.Bin.Kubecause, kubeconfig, s.LogDir, name, args...)
+			s.Kubecause = append(s.Kubecause, k)
+			deferred[k.Addr] = true
+			s.logf("%s at %s not started (deferred)", name, k.Addr)
+			continue
+		}
+		k, err := StartKubecauseOn(addr, s.Bin.Kubecause, kubeconfig, s.LogDir, name, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -277,7 +295,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		if len(s.Pagers) == 1 {
 			s.Prometheus, s.Alertmanager, s.Webhook = pg.Prometheus, pg.Alertmanager, pg.Webhook
 		}
-		if err := pg.Prometheus.API.WaitTargetsUp(ctx, 30*time.Second); err != nil {
+		if err := waitTargetsUp(ctx, pg.Prometheus, deferred); err != nil {
 			return nil, fmt.Errorf("%s: %w", pg, err)
 		}
 		if err := checkRulesHealthy(ctx, pg.Prometheus, len(loaded) > 0, false); err != nil {
@@ -334,6 +352,31 @@ func (s *Stack) startRealNode(ctx context.Context) error {
 	}
 	s.logf("node %s Ready (kubelet %s, containerd %s + runc, CNI bridge %s on %s) in %s",
 		s.Node.Name, KubeletVersion, Containerd2Version, s.Node.Bridge, s.Node.PodSubnet, time.Since(t).Round(time.Millisecond))
+	return nil
+}
+
+// waitTargetsUp waits until every scrape target but the deferred replicas' is up.
+func waitTargetsUp(ctx context.Context, p *Prometheus, deferred map[string]bool) error {
+	if len(deferred) == 0 {
+		return p.API.WaitTargetsUp(ctx, 30*time.Second)
+	}
+	var last []Target
+	err := Poll(ctx, 30*time.Second, func() (bool, error) {
+		ts, err := p.API.Targets(ctx)
+		if err != nil || len(ts) == 0 {
+			return false, nil
+		}
+		last = ts
+		for _, t := range ts {
+			if t.Health != "up" && !deferred[t.Instance] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("scrape targets not all up: %+v: %w", last, err)
+	}
 	return nil
 }
 
