@@ -100,6 +100,13 @@ func alertLinks(t *testing.T, external, lang string) []string {
 	cats := mixintest.CauseCategories(t)
 	var links []string
 	for _, a := range alerts {
+		// A cause alert's link is the cause's own runbook_url (kubecause_cause_info, checked from
+		// causeLinks), else its page: the template's fallback.
+		if _, rest, ok := strings.Cut(a.URL, "{{ else }}"); ok {
+			fallback, _, _ := strings.Cut(rest, "{{ end }}")
+			links = append(links, fallback)
+			continue
+		}
 		m := templateRE.FindStringSubmatch(a.URL)
 		if m == nil {
 			links = append(links, a.URL)

@@ -41,7 +41,7 @@ func IncidentPrelude() []Scenario {
 // RealNodeScenarios change the node for every pod (its network, its taints, its kubelet): the
 // test plays, checks and fixes them one at a time after the others.
 func RealNodeScenarios() []Scenario {
-	return []Scenario{realS18DiskPressure(), realS18LowOnDisk(), realS10Pull(), realSchedulingTaint(), realS13(), realS15(), realS17()}
+	return []Scenario{realS18LowOnDisk(), realS18DiskPressure(), realS10Pull(), realSchedulingTaint(), realS13(), realS15(), realS17()}
 }
 
 // pod is a pod of the test image on the real node's scheduler.
@@ -386,6 +386,9 @@ func realS18DiskPressure() Scenario {
 		// rules' evictionsExplainedFor after it) and never reach the pager. The rules did see
 		// them: the pod is failing with the eviction's cause on the node the alert names.
 		Explained: []ExpectedAlert{evictedAlert(ns, "evicted_disk")},
+		// After S18-LOW, whose notification (the pressure's or the eviction's) must have resolved
+		// so that this pressure's is its own.
+		MutesNode: true,
 		Queries: []PromExpect{
 			{Expr: `count(namespace_pod_cause:kubecause_pod_failing:max{namespace="` + ns + `",cause="evicted_disk",node="kubecause-node"})`, Want: 1},
 			{Expr: `max(cluster_node:kubecause_node_pressure_held:max{node="kubecause-node"})`, Want: 1},
@@ -465,8 +468,10 @@ func realS18LowOnDisk() Scenario {
 		// KubecauseNodePressure pages for the node and the eviction is its detail, as the
 		// mixin says (evictionsExplainedFor); otherwise the eviction pages. One notification.
 		Alerts: []ExpectedAlert{explainedBy(evictedAlert(ns, "evicted_disk"), pressureAlert("DiskPressure"))},
-		// Played once S18-PRESSURE's pressure alert resolved: a pressure notification must be
-		// this scenario's own, and its pressure mutes the node's pod alerts as S17's outage does.
+		// Its pressure, when the kubelet reports it, mutes the node's pod alerts as S17's outage
+		// does: the scenarios before it resolve first. It plays before S18-PRESSURE: a pressure
+		// that paged explains the node's evictions for evictionsExplainedFor (1h), so after it
+		// this eviction could not page on its own.
 		MutesNode: true,
 	}
 }

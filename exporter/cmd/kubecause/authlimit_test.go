@@ -172,7 +172,10 @@ func TestScrapeServedUnderAPasswordFlood(t *testing.T) {
 	if n := served.Load(); n != 4 {
 		t.Errorf("the handler served %d requests, want the 4 scrapes", n)
 	}
-	if n := testutil.ToFloat64(a.refused); n == 0 {
+	// Under the race detector the hashes are of the least cost, each check well under authWait,
+	// so the flood may be checked without a refusal (seen in make test); the refusals and their
+	// counter are then TestEveryListenAddressHasTheLimit's, whose cost-12 hash keeps them certain.
+	if n := testutil.ToFloat64(a.refused); n == 0 && !raceEnabled {
 		t.Errorf("kubecause_http_auth_refused_total = 0 after a flood of %d clients", hostile)
 	}
 }
