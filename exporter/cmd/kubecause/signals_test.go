@@ -30,13 +30,7 @@ current-context: c
 // process goes on until SIGTERM, then ends cleanly. (Go's default for SIGHUP ended it without a
 // word.)
 func TestHangupIsLoggedAndIgnored(t *testing.T) {
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kc, []byte(unreachableKubeconfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "KUBECAUSE_TEST_RUN_ARGS="+strings.Join([]string{
-		"--kubeconfig=" + kc, "--web.listen-address=127.0.0.1:0", "--no-endpoint-checks.enabled", "--no-auto-gomemlimit"}, "\x1f"))
+	cmd := exporterChild(t)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -109,13 +103,7 @@ func sigIgnored(t *testing.T, pid int, sig syscall.Signal) bool {
 // which goes on to serve. Before, SIGHUP had Go's default action (exit) until main had set
 // kubecause up, ~50 ms after exec.
 func TestHangupIgnoredFromTheStart(t *testing.T) {
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kc, []byte(unreachableKubeconfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "KUBECAUSE_TEST_RUN_ARGS="+strings.Join([]string{
-		"--kubeconfig=" + kc, "--web.listen-address=127.0.0.1:0", "--no-endpoint-checks.enabled", "--no-auto-gomemlimit"}, "\x1f"))
+	cmd := exporterChild(t)
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	// The test process ignores SIGHUP itself (it links package hangup), and an ignored signal
@@ -181,4 +169,18 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// exporterChild is this test binary run as kubecause against an unreachable apiserver, serving on
+// a free port of 127.0.0.1.
+func exporterChild(t *testing.T) *exec.Cmd {
+	t.Helper()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte(unreachableKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "KUBECAUSE_TEST_RUN_ARGS="+strings.Join([]string{
+		"--kubeconfig=" + kc, "--web.listen-address=127.0.0.1:0", "--no-endpoint-checks.enabled", "--no-auto-gomemlimit"}, "\x1f"))
+	return cmd
 }
