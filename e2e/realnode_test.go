@@ -74,8 +74,9 @@ func TestRealNode(t *testing.T) {
 // startRealNodeStack starts a stack on a real node of its own, paged through the shipped
 // Alertmanager configuration, with namespaces created; after the stack's cleanup stopped the
 // node, nothing of it may be left on the host (another node may run beside it: TestRealNode and
-// TestRealNodeIncident run side by side in hack/e2e.sh).
-func startRealNodeStack(t *testing.T, namespaces []string) *framework.Stack {
+// TestRealNodeIncident run side by side in hack/e2e.sh). kubecauseArgs are kubecause's extra flags
+// (a user's cause table, TestRealNodeUserCause).
+func startRealNodeStack(t *testing.T, namespaces []string, kubecauseArgs ...string) *framework.Stack {
 	t.Helper()
 	testenv.Require(t, framework.NodeHostSupported(), "a host that runs a real node", "run as root on Linux with cgroups and network namespaces (docs/e2e.md)")
 	var node *framework.Node
@@ -94,7 +95,7 @@ func startRealNodeStack(t *testing.T, namespaces []string) *framework.Stack {
 	// the mixin's order with it, so that the inhibiting one fires first, as in production: the
 	// per-pod start alerts and the incident (10m and 5m there, 10 s and the 5 s cap here),
 	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
-	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true,
+	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true, KubecauseArgs: kubecauseArgs,
 		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
 			"KubecausePodEvicted": podEvictedFor},
 		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of

@@ -18,7 +18,6 @@ import (
 	"github.com/kubecause/kubecause/e2e/scenarios"
 	"github.com/kubecause/kubecause/exporter/causes"
 	"github.com/kubecause/kubecause/exporter/pages"
-	"github.com/kubecause/kubecause/internal/testenv"
 )
 
 // The user's own cause: a directory a node agent shares with the workloads through a hostPath
@@ -66,7 +65,7 @@ func TestRealNodeUserCause(t *testing.T) {
 	const ns = userCauseNS
 	table := filepath.Join(t.TempDir(), "causes.yaml")
 	tab := writeUserTable(t, table, causes.Default().Version()+"-acme.1", userCauseTable...)
-	s := startUserCauseStack(t, ns, "--causes.file="+table)
+	s := startRealNodeStack(t, []string{ns}, "--causes.file="+table)
 	dir := filepath.Join(s.Opts.WorkDir, "agent", "sockets") // never created: the agent does not run
 	for _, d := range incidentDeployments {
 		spec := corev1.PodSpec{
@@ -218,28 +217,4 @@ func checkUserCauseProblems(t *testing.T, s *framework.Stack, ns, target string,
 		t.Errorf("/problems incidents of %s: %+v, want one of target %s with %d objects and runbook %s", userCause, inc, target, len(pods), userCauseRunbook)
 	}
 	t.Logf("/problems: %d rows of %s, incident %+v", len(pods), userCause, inc)
-}
-
-// startUserCauseStack is startRealNodeStack (realnode_test.go) with kubecause's extra flags: the
-// same real node, shipped route and alert timings, and the check that the stopped node left
-// nothing behind.
-func startUserCauseStack(t *testing.T, ns string, kubecauseArgs ...string) *framework.Stack {
-	t.Helper()
-	testenv.Require(t, framework.NodeHostSupported(), "a host that runs a real node", "run as root on Linux with cgroups and network namespaces (docs/e2e.md)")
-	var node *framework.Node
-	t.Cleanup(func() {
-		if node == nil {
-			return
-		}
-		t.Logf("node stopped in %s", node.StopTime.Round(time.Millisecond))
-		if left := node.Leftovers(); len(left) > 0 {
-			t.Errorf("the stopped node left behind:\n%s", strings.Join(left, "\n"))
-		}
-	})
-	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: []string{ns}, ShippedRoute: true, KubecauseArgs: kubecauseArgs,
-		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
-			"KubecausePodEvicted": podEvictedFor},
-		AlertResendDelay: 10 * time.Second})
-	node = s.Node
-	return s
 }
