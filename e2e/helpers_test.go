@@ -144,6 +144,18 @@ func kubecauseValue(t *testing.T, k *framework.Kubecause, name string, labels ma
 	return framework.MetricValue(fams, name, labels)
 }
 
+// resume continues a paused kubecause and waits until it answers a scrape: the scrapes
+// Prometheus sent while it was stopped (one a second) are all served at once when it resumes,
+// and past --web.max-requests the telemetry path refuses with 503, as designed.
+func resume(t *testing.T, ctx context.Context, k *framework.Kubecause) {
+	t.Helper()
+	check(t, k.Resume())
+	check(t, framework.Poll(ctx, time.Minute, func() (bool, error) {
+		_, err := k.Metrics()
+		return err == nil, nil
+	}))
+}
+
 // waitKubecauseValue polls a replica's /metrics until the value equals want.
 func waitKubecauseValue(t *testing.T, k *framework.Kubecause, name string, labels map[string]string, want float64) {
 	t.Helper()

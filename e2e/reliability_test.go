@@ -194,7 +194,7 @@ func TestWatchGapCountsEventsCreatedInIt(t *testing.T) {
 	check(t, created.SetCount(ctx, 4))
 	// Until a watch from kubecause's last resource version answers 410 Gone.
 	waitCompactedPast(t, ctx, events, rv0)
-	check(t, k.Resume())
+	resume(t, ctx, k)
 
 	waitKubecauseValue(t, k, "kubecause_watch_up", nil, 1)
 	promValue(t, s, secret, 3)

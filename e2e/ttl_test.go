@@ -73,7 +73,7 @@ func TestWatchGapEstimateLearnsAShortEventTTL(t *testing.T) {
 	gap := emit(3 * ttl)
 	// Until a watch from kubecause's last resource version answers 410 Gone (compacted).
 	waitCompactedPast(t, ctx, events, rv0)
-	check(t, k.Resume())
+	resume(t, ctx, k)
 	// Each watch (the Warning one and one per --events.normal-reason) relists on its own, after
 	// the reflector's backoff: the Warning watch's relist is the one that estimates.
 	// (The relist counts the Events of the gap it finds and estimates in one step: once the
@@ -174,7 +174,7 @@ func TestNamespaceDeletionsDoNotTeachTheTTL(t *testing.T) {
 	down, err := s.Cluster.RestartControlPlane(ctx)
 	check(t, err)
 	waitCompactedPast(t, ctx, events, rv0)
-	check(t, k.Resume())
+	resume(t, ctx, k)
 	check(t, framework.Poll(ctx, 2*time.Minute, func() (bool, error) {
 		v, _ := kubecauseValue(t, k, "kubecause_relists_total", nil)
 		return v > relists0, nil
