@@ -82,7 +82,7 @@ func realRegistryIncident(t *testing.T, s *framework.Stack, beforeOutage func())
 	t.Cleanup(func() { _ = reg.Stop() })
 	check(t, s.Node.TrustRegistry(reg.Addr))
 	// One image for the three (as the web, API and worker Deployments of one application): the
-	// kubelet's messages are then those of S12b's closed port, already recorded, and not three
+	// kubelet's messages are then those of S12-UNREACHABLE's closed port, already recorded, and not three
 	// more that differ only by an image name.
 	ref, err := reg.Push(s.Testapp, "kubecause/testapp:e2e")
 	check(t, err)

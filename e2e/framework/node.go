@@ -1,18 +1,18 @@
+// Starting a real node: containerd with runc and a CNI bridge, and a kubelet registered with the
+// test's apiserver (its faults: node_faults.go; its teardown: node_stop.go).
+
 package framework
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -21,189 +21,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Versions of the real node's components: the kubelet is built with the control plane, of its
-// release (hack/deps/20-e2e-tools.sh), so it is never newer than its apiserver; containerd:
-// Containerd2Version (hack/deps/26-containerd2.sh); runc and the CNI plugins: Debian packages.
-const (
-	KubeletVersion = KubeVersion
-	// podSubnets is where each node's CNI bridge range comes from: a /24 of 198.18.0.0/15
-	// (set aside for benchmarking test networks), picked at random so a bridge left behind by a
-	// killed run cannot shadow the next run's routes. Pod IPs live only inside the network
-	// namespaces the CNI creates for the test's pods, which get no default route.
-	podSubnetFormat = "198.18.%d.0/24"
-)
-
-// NodeBinaries are the executables of the real node and of the controllers.
-type NodeBinaries struct {
-	ControllerManager string
-	Scheduler         string
-	Kubelet           string
-	// Containerd, Shim and Ctr are containerd 2.x, its runc shim and its ctr, of one release
-	// (Containerd2Dir); every runtime handler names the shim by its path.
-	Containerd string
-	Shim       string
-	Ctr        string
-	Runc       string
-	CNIDir     string
-}
-
-// FindNodeBinaries locates the node's binaries; it fails with what is missing.
-func FindNodeBinaries() (NodeBinaries, error) {
-	b := NodeBinaries{
-		ControllerManager: controllerManagerBin(),
-		Scheduler:         schedulerBin(),
-		Kubelet:           firstExecutable(os.Getenv("KUBELET_BIN"), filepath.Join(CacheDir(), "bin", "kubelet-"+KubeletVersion)),
-		Containerd:        firstExecutable(filepath.Join(Containerd2Dir(), "containerd")),
-		Shim:              firstExecutable(filepath.Join(Containerd2Dir(), "containerd-shim-runc-v2")),
-		Ctr:               firstExecutable(filepath.Join(Containerd2Dir(), "ctr")),
-		Runc:              firstExecutable("runc"),
-		CNIDir:            "/usr/lib/cni",
-	}
-	var missing []string
-	for name, p := range map[string]string{
-		"kube-controller-manager (hack/deps/20-e2e-tools.sh)":                              b.ControllerManager,
-		"kube-scheduler (hack/deps/20-e2e-tools.sh)":                                       b.Scheduler,
-		"kubelet (hack/deps/20-e2e-tools.sh)":                                              b.Kubelet,
-		"containerd " + Containerd2Version + " (hack/deps/26-containerd2.sh)":              b.Containerd,
-		"containerd-shim-runc-v2 " + Containerd2Version + " (hack/deps/26-containerd2.sh)": b.Shim,
-		"ctr " + Containerd2Version + " (hack/deps/26-containerd2.sh)":                     b.Ctr,
-		"runc (Debian runc)": b.Runc,
-		"the CNI bridge plugin (Debian containernetworking-plugins)": firstExecutable(filepath.Join(b.CNIDir, "bridge")),
-		"ip (Debian iproute2)": firstExecutable("ip"),
-	} {
-		if p == "" {
-			missing = append(missing, name)
-		}
-	}
-	sort.Strings(missing)
-	if len(missing) > 0 {
-		return b, fmt.Errorf("missing: %s (make deps)", strings.Join(missing, ", "))
-	}
-	return b, nil
-}
-
-func controllerManagerBin() string {
-	return firstExecutable(os.Getenv("KUBE_CONTROLLER_MANAGER_BIN"), filepath.Join(CacheDir(), "bin", "kube-controller-manager-"+KubeVersion))
-}
-
-func schedulerBin() string {
-	return firstExecutable(os.Getenv("KUBE_SCHEDULER_BIN"), filepath.Join(CacheDir(), "bin", "kube-scheduler-"+KubeVersion))
-}
-
-// FindControllerBinaries locates kube-controller-manager and kube-scheduler alone, for
-// StartControllers without a node (no kubelet, no containerd: controllers that read only API
-// objects, such as the attach-detach controller); it fails with what is missing.
-func FindControllerBinaries() (NodeBinaries, error) {
-	b := NodeBinaries{ControllerManager: controllerManagerBin(), Scheduler: schedulerBin()}
-	var missing []string
-	if b.ControllerManager == "" {
-		missing = append(missing, "kube-controller-manager (hack/deps/20-e2e-tools.sh)")
-	}
-	if b.Scheduler == "" {
-		missing = append(missing, "kube-scheduler (hack/deps/20-e2e-tools.sh)")
-	}
-	if len(missing) > 0 {
-		return b, fmt.Errorf("missing: %s (make deps)", strings.Join(missing, ", "))
-	}
-	return b, nil
-}
-
-// NodeHostSupported says why this host cannot run the real node (nil when it can): the
-// kubelet and containerd need root, cgroups and network namespaces. Missing binaries are not
-// the host's fault: StartStack reports them (make deps builds them).
-func NodeHostSupported() error {
-	if os.Geteuid() != 0 {
-		return errors.New("not root: the kubelet and containerd need root")
-	}
-	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err != nil {
-		if _, err2 := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err2 != nil {
-			return errors.New("no memory cgroup (neither cgroup v1 nor v2) at /sys/fs/cgroup")
-		}
-	}
-	if _, err := os.Stat("/proc/self/ns/net"); err != nil {
-		return errors.New("no network namespaces")
-	}
-	return nil
-}
-
-// Controllers are kube-controller-manager and kube-scheduler of the apiserver's release.
-type Controllers struct {
-	ControllerManager *Component
-	Scheduler         *Component
-}
-
-// StartControllers runs kube-controller-manager (every controller, no cloud provider) and
-// kube-scheduler against the cluster, on 127.0.0.1, and waits for their /healthz.
-func StartControllers(b NodeBinaries, c *Cluster, logDir string) (*Controllers, error) {
-	kcmPort, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	schedPort, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	kcm := NewProcess("kube-controller-manager", logDir, b.ControllerManager,
-		"--kubeconfig="+c.KubeconfigPath,
-		"--authentication-kubeconfig="+c.KubeconfigPath,
-		"--authorization-kubeconfig="+c.KubeconfigPath,
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", kcmPort),
-		"--service-account-private-key-file="+filepath.Join(c.Dir, "apiserver", "sa-signer.key"),
-		"--use-service-account-credentials=false",
-		"--controllers=*",
-		// NodeNotReady within seconds of the kubelet stopping (the default grace is 50 s).
-		"--node-monitor-grace-period=20s",
-		"--node-monitor-period=2s",
-		"--v=1")
-	sched := NewProcess("kube-scheduler", logDir, b.Scheduler,
-		"--kubeconfig="+c.KubeconfigPath,
-		"--authentication-kubeconfig="+c.KubeconfigPath,
-		"--authorization-kubeconfig="+c.KubeconfigPath,
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", schedPort),
-		"--v=1")
-	ctl := &Controllers{
-		ControllerManager: &Component{Process: kcm, Addr: fmt.Sprintf("127.0.0.1:%d", kcmPort)},
-		Scheduler:         &Component{Process: sched, Addr: fmt.Sprintf("127.0.0.1:%d", schedPort)},
-	}
-	for _, comp := range []*Component{ctl.ControllerManager, ctl.Scheduler} {
-		if err := comp.Start(); err != nil {
-			ctl.Stop()
-			return nil, err
-		}
-	}
-	for _, comp := range []*Component{ctl.ControllerManager, ctl.Scheduler} {
-		if err := waitHTTPS("https://"+comp.Addr+"/healthz", 90*time.Second, comp.Process); err != nil {
-			ctl.Stop()
-			return nil, err
-		}
-	}
-	return ctl, nil
-}
-
-// Stop stops both controllers.
-func (c *Controllers) Stop() {
-	if c == nil {
-		return
-	}
-	for _, comp := range []*Component{c.Scheduler, c.ControllerManager} {
-		if comp != nil {
-			_ = comp.Stop()
-		}
-	}
-}
-
-// waitHTTPS polls a component's self-signed https endpoint until it answers 200.
-func waitHTTPS(url string, timeout time.Duration, p *Process) error {
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
-		// The components serve a self-signed certificate on 127.0.0.1; only /healthz is read.
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec
-	}}
-	return waitURL(client, url, timeout, p, func(code int) bool { return code == http.StatusOK })
-}
+// podSubnetFormat is where each node's CNI bridge range comes from: a /24 of 198.18.0.0/15 (set
+// aside for benchmarking test networks), picked at random so a bridge left behind by a killed run
+// cannot shadow the next run's routes. Pod IPs live only inside the network namespaces the CNI
+// creates for the test's pods, which get no default route.
+const podSubnetFormat = "198.18.%d.0/24"
 
 // Node is one real node: containerd with runc and a CNI bridge, and a kubelet registered with
 // the cluster. Everything it makes lives under Dir and is removed by Stop.
@@ -378,89 +200,6 @@ func (n *Node) writeCNIConfig(first, last string) error {
 	return os.Rename(tmp, filepath.Join(n.Dir, "cni", "net.d", "10-kubecause.conflist"))
 }
 
-// LimitPodAddresses leaves the CNI one address to hand out, the highest of the subnet no pod
-// holds, and returns it (seed S13: the next pod after it gets none).
-func (n *Node) LimitPodAddresses() (string, error) {
-	prefix := strings.TrimSuffix(n.PodSubnet, "0/24")
-	for host := 254; host > 1; host-- {
-		ip := fmt.Sprintf("%s%d", prefix, host)
-		if _, err := os.Stat(filepath.Join(n.Dir, "cni", "ipam", cniNetwork, ip)); errors.Is(err, os.ErrNotExist) {
-			return ip, n.writeCNIConfig(ip, ip)
-		}
-	}
-	return "", fmt.Errorf("every address of %s is held", n.PodSubnet)
-}
-
-// RestorePodAddresses lets the CNI hand out the whole subnet again.
-func (n *Node) RestorePodAddresses() error { return n.writeCNIConfig("", "") }
-
-// slowCNIPlugin is the CNI plugin of seed S15, written into the node's own plugin directory
-// (<Dir>/cni/bin, the second of containerd's bin_dirs) by SetSlowPodNetwork.
-const slowCNIPlugin = "kubecause-slow"
-
-// slowCNIScript is slowCNIPlugin: a chained plugin whose ADD does not finish. It marks that an
-// ADD started (<plugin>.held), then a child process that holds the plugin's stdout waits until
-// the test creates <plugin>.release (or 10 minutes pass), as a plugin's helper stuck on a slow
-// network call would: when the runtime's request context ends it kills the plugin, but its
-// exec keeps waiting for the output pipe, which the child holds, so the sandbox and its name stay
-// reserved. Released, the ADD fails (CNI error code 11, try again later). DEL and CHECK succeed.
-const slowCNIScript = `#!/bin/sh
-# kubecause e2e, seed S15: a CNI plugin slower than the kubelet's runtime request timeout.
-case "$CNI_COMMAND" in
-VERSION) echo '{"cniVersion":"0.4.0","supportedVersions":["0.3.0","0.3.1","0.4.0"]}'; exit 0 ;;
-ADD) ;;
-*) cat >/dev/null; exit 0 ;;
-esac
-cat >/dev/null
-touch "$0.held"
-(i=0; while [ ! -e "$0.release" ] && [ $i -lt 600 ]; do sleep 1; i=$((i+1)); done)
-echo '{"cniVersion":"0.4.0","code":11,"msg":"kubecause-slow: released by the test"}'
-exit 1
-`
-
-// SetSlowPodNetwork on: puts slowCNIPlugin last in the node's CNI chain and restarts the kubelet
-// with runtimeRequestTimeout 10s (RunPodSandbox gets twice that), so every new sandbox's network
-// setup outlives the kubelet's request and the kubelet's retry meets the name the runtime still
-// holds (seed S15). Off: the chain without it, held ADDs released, the default timeout.
-func (n *Node) SetSlowPodNetwork(ctx context.Context, on bool) error {
-	plugin := filepath.Join(n.Dir, "cni", "bin", slowCNIPlugin)
-	if on {
-		_ = os.Remove(plugin + ".release")
-		_ = os.Remove(plugin + ".held")
-		if err := os.WriteFile(plugin, []byte(slowCNIScript), 0o755); err != nil {
-			return err
-		}
-	}
-	n.slowCNI = on
-	if err := n.RestorePodAddresses(); err != nil {
-		return err
-	}
-	timeout := ""
-	if on {
-		timeout = "10s"
-	} else if err := os.WriteFile(plugin+".release", nil, 0o644); err != nil {
-		return err
-	}
-	if err := n.StopKubelet(); err != nil {
-		return err
-	}
-	n.runtimeRequestTimeout = timeout
-	if err := n.writeKubeletConfig(); err != nil {
-		return err
-	}
-	if err := n.StartKubelet(); err != nil {
-		return err
-	}
-	return n.WaitReady(ctx, 120*time.Second)
-}
-
-// SlowPodNetworkHeld says whether slowCNIPlugin has been asked for a pod's network (an ADD
-// started since SetSlowPodNetwork(ctx, true)).
-func (n *Node) SlowPodNetworkHeld() bool {
-	_, err := os.Stat(filepath.Join(n.Dir, "cni", "bin", slowCNIPlugin+".held"))
-	return err == nil
-}
-
 // startContainerd writes the node's containerd 2.x configuration (containerdConfigV3) and
 // starts containerd, waiting until it answers on its socket.
 func (n *Node) startContainerd(sandboxImage string) error {
@@ -492,125 +231,6 @@ func (n *Node) startContainerd(sandboxImage string) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// The runtime handler (and the RuntimeClass of seed S14) whose runc is shimKillScript.
-const (
-	ShimKillRuntimeHandler = "runc-kill-shim"
-	ShimKillRuntimeClass   = "kill-shim"
-)
-
-// shimKillScript is the runc of ShimKillRuntimeHandler (@RUNC@: the real runc's path; @KILLED@:
-// the node's killedShimsFile): asked to create a container, it kills its parent, the containerd
-// shim that is creating the pod's sandbox (as the OOM killer or a crash would); every other
-// command goes to runc. It first appends the container's id (runc's last argument; for a
-// sandbox, the id of its shim) to @KILLED@, from which Stop finds the socket the killed shim
-// leaves in /run/containerd/s: nothing after the kill runs, as the shim starts runc with a
-// parent-death signal (SIGKILL).
-const shimKillScript = `#!/bin/sh
-# kubecause e2e, seed S14: the shim dies while it creates a sandbox.
-for a in "$@"; do
-	if [ "$a" = create ]; then
-		eval "id=\${$#}"
-		echo "$id" >> '@KILLED@'
-		kill -9 "$PPID"
-		exit 1
-	fi
-done
-exec '@RUNC@' "$@"
-`
-
-// shimKiller is shimKillScript for the runc at runc, recording into killed.
-func shimKiller(runc, killed string) string {
-	return strings.NewReplacer("@RUNC@", runc, "@KILLED@", killed).Replace(shimKillScript)
-}
-
-// killedShimsFile is where the node's ShimKillRuntimeHandler records the ids of the shims it
-// killed, one a line.
-func (n *Node) killedShimsFile() string {
-	return filepath.Join(n.Dir, "containerd", "killed-shims")
-}
-
-// The runtime handler (and the RuntimeClass of seed S10) whose data directory is SmallDiskDir.
-const (
-	SmallDiskRuntimeHandler = "runc-small-disk"
-	SmallDiskRuntimeClass   = "small-disk"
-)
-
-// FillSmallDisk mounts a full 1 MiB tmpfs on SmallDiskDir, so the runtime handler
-// SmallDiskRuntimeHandler has no space left (seed S10). The machine's own disks are untouched.
-func (n *Node) FillSmallDisk() error {
-	return fillTmpfs(n.SmallDiskDir, filepath.Join("runc", "k8s.io"))
-}
-
-// FreeSmallDisk unmounts SmallDiskDir's tmpfs.
-func (n *Node) FreeSmallDisk() error { return unmount(n.SmallDiskDir) }
-
-// ingestDir is where containerd's content store writes every blob a pull fetches before it
-// commits it.
-func (n *Node) ingestDir() string {
-	return filepath.Join(n.Dir, "containerd", "root", "io.containerd.content.v1.content", "ingest")
-}
-
-// FillContentStore mounts a full 1 MiB tmpfs on containerd's ingest directory: the next pull of
-// anything the node lacks fails with no space left on device, as on a full /var/lib/containerd
-// (seed S10). Images already on the node, and the machine's own disks, are untouched.
-func (n *Node) FillContentStore() error { return fillTmpfs(n.ingestDir(), "") }
-
-// FreeContentStore unmounts the ingest directory's tmpfs.
-func (n *Node) FreeContentStore() error { return unmount(n.ingestDir()) }
-
-// fillTmpfs mounts a 1 MiB tmpfs on dir, makes keep (a directory the user of dir needs, when
-// not empty) and fills the rest, so any further write there fails with ENOSPC.
-func fillTmpfs(dir, keep string) error {
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=1m,mode=0755"); err != nil {
-		return fmt.Errorf("mounting a tmpfs on %s: %w", dir, err)
-	}
-	if keep != "" {
-		if err := os.MkdirAll(filepath.Join(dir, keep), 0o711); err != nil {
-			return err
-		}
-	}
-	f, err := os.Create(filepath.Join(dir, "fill"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for i := 0; i < 64; i++ {
-		if _, err := f.Write(buf); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				return nil
-			}
-			return err
-		}
-	}
-	return fmt.Errorf("%s: 4 MiB written to a 1 MiB tmpfs without ENOSPC", dir)
-}
-
-func unmount(dir string) error {
-	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-		return fmt.Errorf("unmounting %s: %w", dir, err)
-	}
-	return nil
-}
-
-// TrustRegistry makes containerd reach host ("127.0.0.1:port") over plain HTTP.
-func (n *Node) TrustRegistry(host string) error { return n.registryScheme(host, "http") }
-
-// ExpectTLSRegistry makes containerd reach host over HTTPS, as it does for every registry
-// not on the loopback and not configured as insecure.
-func (n *Node) ExpectTLSRegistry(host string) error { return n.registryScheme(host, "https") }
-
-// registryScheme writes host's hosts.toml: containerd reaches it with scheme.
-func (n *Node) registryScheme(host, scheme string) error {
-	dir := filepath.Join(n.RegistryHosts, host)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	url := scheme + "://" + host
-	conf := fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", url, url)
-	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(conf), 0o644)
 }
 
 func (n *Node) startKubelet() error {
@@ -683,69 +303,6 @@ imageGCLowThresholdPercent: 99
 
 // defaultNodefsAvailable is the kubelet's nodefs.available eviction threshold (see its config).
 const defaultNodefsAvailable = "512Mi"
-
-// SetDiskPressure restarts the kubelet with a nodefs.available eviction threshold 4 GiB above
-// what the kubelet's filesystem has free, so the kubelet reports DiskPressure and evicts pods as
-// on a full disk (seed S18) while nothing is written to the machine's disks. Off restores the
-// threshold and re-imports the node's images, which image garbage collection under the pressure
-// may have removed.
-func (n *Node) SetDiskPressure(ctx context.Context, on bool) error {
-	if !on {
-		// While the kubelet is stopped, so no garbage collection removes them again.
-		return n.restartWithNodefsAvailable(ctx, defaultNodefsAvailable, n.importImages)
-	}
-	free, err := n.nodefsFree()
-	if err != nil {
-		return err
-	}
-	return n.restartWithNodefsAvailable(ctx, fmt.Sprintf("%dGi", free>>30+4), nil)
-}
-
-// SetDiskHeadroom restarts the kubelet with a nodefs.available eviction threshold headroom bytes
-// below what its filesystem has free: a pod that writes more crosses it while running, and the
-// kubelet's eviction manager evicts the pod using the most disk, as when a disk fills up under
-// running pods (seed S18). SetDiskPressure(false) restores the threshold.
-func (n *Node) SetDiskHeadroom(ctx context.Context, headroom uint64) error {
-	free, err := n.nodefsFree()
-	if err != nil {
-		return err
-	}
-	if free < headroom+1<<30 {
-		return fmt.Errorf("%s: %d MiB free, too little to set a threshold %d MiB below it", n.Dir, free>>20, headroom>>20)
-	}
-	return n.restartWithNodefsAvailable(ctx, fmt.Sprintf("%dMi", (free-headroom)>>20), nil)
-}
-
-// nodefsFree is what the kubelet's filesystem has free for unprivileged use, as the kubelet
-// counts nodefs.available.
-func (n *Node) nodefsFree() (uint64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(filepath.Join(n.Dir, "kubelet"), &st); err != nil {
-		return 0, err
-	}
-	return st.Bavail * uint64(st.Bsize), nil
-}
-
-// restartWithNodefsAvailable restarts the kubelet with the nodefs.available threshold, running
-// stopped (when not nil) while it is down.
-func (n *Node) restartWithNodefsAvailable(ctx context.Context, threshold string, stopped func() error) error {
-	if err := n.StopKubelet(); err != nil {
-		return err
-	}
-	if stopped != nil {
-		if err := stopped(); err != nil {
-			return err
-		}
-	}
-	n.nodefsAvailable = threshold
-	if err := n.writeKubeletConfig(); err != nil {
-		return err
-	}
-	if err := n.StartKubelet(); err != nil {
-		return err
-	}
-	return n.WaitReady(ctx, 120*time.Second)
-}
 
 // StartKubelet starts (or restarts) the kubelet with the node's configuration.
 func (n *Node) StartKubelet() error {

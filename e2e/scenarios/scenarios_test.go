@@ -1,6 +1,9 @@
 package scenarios
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
 
 // One Scenario type serves the written suite, the real node and the demo; which expectation a
 // scenario carries follows from who writes its Events (none for a state-only one: S3's Service,
@@ -33,6 +36,20 @@ func TestScenariosCarryTheirKindOfExpectation(t *testing.T) {
 				t.Errorf("%s: %s expects no alert and no query", l.name, sc.ID)
 			}
 			ids[sc.ID], nss[sc.Namespace] = true, true
+		}
+	}
+}
+
+// One ID style in every list (realnode.go): a seed's ID (S1…S19), a variant after a hyphen
+// (S12-AUTH, S18-LOW), or an area's name for a scenario without a seed (SCHED-CPU, QUOTA). IDs
+// name subtests (go test -run 'TestRealNode/S12-AUTH'), so one style keeps them guessable.
+func TestScenarioIDsHaveOneStyle(t *testing.T) {
+	style := regexp.MustCompile(`^(S[0-9]+|[A-Z]+)(-[A-Z]+)?$`)
+	for _, list := range [][]Scenario{SeedScenarios(), RealScenarios(), RealNodeScenarios(), IncidentPrelude()} {
+		for _, sc := range list {
+			if !style.MatchString(sc.ID) {
+				t.Errorf("scenario ID %q (%s): want a seed's ID, a variant after a hyphen or an area's name, in capitals", sc.ID, sc.Title)
+			}
 		}
 	}
 }
