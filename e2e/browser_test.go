@@ -30,8 +30,13 @@ import (
 	"github.com/kubecause/kubecause/rules/mixintest"
 )
 
-// chromiumPath is Debian's chromium (hack/deps/00-apt.sh installs it).
-const chromiumPath = "/usr/bin/chromium"
+// chromiumPath is Debian's chromium (hack/deps/00-apt.sh installs it), or CHROMIUM_BIN.
+func chromiumPath() string {
+	if p := os.Getenv("CHROMIUM_BIN"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
 
 // artifactsDir is where the test writes what a person looks at: $E2E_ARTIFACTS/<test>, else
 // bin/e2e-artifacts/<test> in the repository.
@@ -53,10 +58,10 @@ func artifactsDir(t *testing.T) string {
 // component updates, background requests or QUIC, in a fresh profile.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	_, err := os.Stat(chromiumPath)
+	_, err := os.Stat(chromiumPath())
 	testenv.Require(t, err, "chromium", "make deps (hack/deps/00-apt.sh installs Debian's chromium)")
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath),
+		chromedp.ExecPath(chromiumPath()),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
