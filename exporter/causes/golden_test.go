@@ -58,6 +58,13 @@ var goldens = []golden{
 	// The Azure Disk CSI driver's dangling attach refused (kubernetes-sigs/azuredisk-csi-driver v1.34.5
 	// pkg/azuredisk/controllerserver.go:760, under the attach-detach controller's AttachVolume.Attach).
 	{"azure disk attached to another node", "FailedAttachVolume", `AttachVolume.Attach failed for volume "pvc-1fa755a6-0144-4ee0-8cec-b2cbf46c4a0d" : rpc error: code = FailedPrecondition desc = volume /subscriptions/b9d2281e-dcd5-4dfd-9a97-0d50377cdf76/resourceGroups/mc_rg_aks_eastus/providers/Microsoft.Compute/disks/pvc-1fa755a6-0144-4ee0-8cec-b2cbf46c4a0d still has VolumeAttachments on node aks-nodepool1-12345678-vmss000003, refusing dangling detach`, "volume_multi_attach", "volume.multi_attach"},
+	// EC2's VolumeInUse: when attaching, the volume is another instance's (kubernetes-sigs/aws-ebs-csi-driver
+	// v1.64.0 pkg/driver/controller.go:516 over pkg/cloud/cloud.go:1316, aws-sdk-go-v2's error form, EC2's
+	// message as aws/aws-sdk-java#1623 logs it); when deleting a released volume it is still on its own node,
+	// no multi-attach (the driver's DeleteVolume error as mesosphere/dcos-docs-site
+	// pages/dkp/konvoy/1.5/storage/operations/index.md shows it, the provisioner's VolumeFailedDelete).
+	{"ebs attach, volume in use by another instance", "FailedAttachVolume", `AttachVolume.Attach failed for volume "pvc-0c7e3bd2-5b9e-4f0e-9a43-2c1f6f1c7d11" : rpc error: code = Internal desc = Could not attach volume "vol-0a1b2c3d4e5f60718" to node "i-0123456789abcdef0": could not attach volume "vol-0a1b2c3d4e5f60718" to node "i-0123456789abcdef0": operation error EC2: AttachVolume, https response error StatusCode: 400, RequestID: 6e1c4f0a-2b7d-4c8e-9f3a-1d2e3f4a5b6c, api error VolumeInUse: vol-0a1b2c3d4e5f60718 is already attached to an instance`, "volume_multi_attach", "volume.multi_attach_ec2"},
+	{"ebs delete of a volume still attached", "VolumeFailedDelete", `rpc error: code = Internal desc = Could not delete volume ID "vol-0473776ae2aed3751": DeleteDisk could not delete volume: VolumeInUse: Volume vol-0473776ae2aed3751 is currently attached to i-0630c41e683f2898f status code: 400, request id: bdf9c704-eee0-4817-8e1a-8d6c1c9750c8`, "unknown", ""},
 	{"block map failed", "FailedMapVolume", `MapVolume.SetUpDevice failed for volume "pvc-0a5c3d8e" : kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name ebs.csi.aws.com not found in the list of registered CSI drivers`, "csi_driver_not_registered", "volume.csi_driver_not_registered"},
 
 	// ---- storage (S2)
