@@ -32,6 +32,7 @@ var blindRounds = []struct {
 	{file: "blind5.yaml", version: "1.9.0", date: "2026-11-26", lines: 199, named: 119, namedRight: 116, knowable: 130, covered: 116},
 	{file: "blind6.yaml", version: "1.10.0", date: "2026-11-26", lines: 214, named: 140, namedRight: 131, knowable: 143, covered: 131},
 	{file: "blind7.yaml", version: "1.11.0", date: "2026-11-26", lines: 228, named: 84, namedRight: 79, knowable: 85, covered: 79},
+	{file: "blind8.yaml", version: "1.15.2", date: "2026-11-29", lines: 126, named: 27, namedRight: 26, knowable: 33, covered: 26},
 }
 
 // ScoresMarkdown renders the part of docs/causes.md that follows the table's reference: how the
