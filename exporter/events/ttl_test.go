@@ -213,3 +213,52 @@ func TestNamespaceDeletionsDoNotTeachTheTTL(t *testing.T) {
 		t.Errorf("estimated lost after a 98 s cut on a 1 h TTL = %v, want 0", got)
 	}
 }
+
+// TestGapEstimate: Events created and expired inside a watch gap leave nothing to count; their
+// occurrences are estimated from the rate of new Events before the gap and the part of the gap
+// longer than the Event TTL, learnt from the ages of the Events seen deleted.
+func TestGapEstimate(t *testing.T) {
+	h := newHarness(t)
+	var old []interface{}
+	for i := 100; i < 110; i++ {
+		ev := kubeletEvent(uid(i), fmt.Sprintf("old.%d", i), 2, "FailedMount", msgS1)
+		ev.LastTimestamp = metav1.NewTime(t0.Add(-90 * time.Minute))
+		old = append(old, ev)
+	}
+	h.sync(old...)
+	live := []interface{}{}
+	for i := 1; i <= 10; i++ { // 10 new Events in 100 s
+		h.now = t0.Add(time.Duration(i) * 10 * time.Second)
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(h.now), metav1.NewTime(h.now)
+		h.add(ev)
+		live = append(live, ev)
+	}
+	// The oldest Events expire: 90 min after their last occurrence plus the 100 s: the TTL.
+	for _, ev := range old {
+		if err := h.src.Delete(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	estimate := func() float64 { return h.value("kubecause_events_gap_estimated_lost_total", nil) }
+	// A gap shorter than the TTL: whatever was created in it is still there, nothing estimated.
+	h.now = h.now.Add(30 * time.Minute)
+	h.sync(live...)
+	if got := estimate(); got != 0 {
+		t.Fatalf("estimate after a gap shorter than the TTL = %v, want 0", got)
+	}
+	// The watch runs 100 s more with 10 new Events, then is cut for 3 h: the Events created in
+	// its first 3 h − TTL expired before the relist, at 0.1 per second.
+	for i := 11; i <= 20; i++ {
+		h.now = h.now.Add(10 * time.Second)
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(h.now), metav1.NewTime(h.now)
+		h.add(ev)
+	}
+	ttl := 90*60 + 100
+	h.now = h.now.Add(3 * time.Hour)
+	h.sync()
+	if got, want := estimate(), 0.1*float64(3*3600-ttl); got != want {
+		t.Fatalf("estimate after a 3 h gap = %v, want %v (0.1 Events/s × (3 h − TTL %d s))", got, want, ttl)
+	}
+}
