@@ -83,11 +83,6 @@ type tracked struct {
 	vgen  uint8  // the generation of its view slot when it got it (view.live)
 }
 
-type tombstone struct {
-	count   int32
-	expires int64
-}
-
 // Engine is the counting engine. All methods are safe for concurrent use.
 type Engine struct {
 	cfg     Config
@@ -95,21 +90,11 @@ type Engine struct {
 	m       *metrics
 	mu      sync.Mutex
 	events  *eventTable
-	tombs   map[uint64]tombstone
-	tombQ   []uint64 // insertion order of tombs, to bound them
+	tombs   tombstones
 	view    *view
 	sources []*Source
-	// What kubecause can tell of the Event TTL (the apiserver's --event-ttl), in seconds (eventTTL):
-	// expiryAges the ages at deletion (from the last occurrence) of the last deletions taken for
-	// expiries, a ring filled up to expiries; listedAge the oldest age of an Event seen in a list;
-	// aliveAges the ttlMinSamples oldest ages at which Events were seen alive (in a list, or at
-	// their deletion), ascending, aliveN of them.
-	expiryAges [ttlSamples]int32
-	expiries   int
-	listedAge  int64
-	aliveAges  [ttlMinSamples]int32
-	aliveN     int
-	strs       map[string]string // interned label values of small cardinality
+	ttl     ttlEstimate
+	strs    map[string]string // interned label values of small cardinality
 	// classified memoises Classify by a 64-bit hash of (reason, message): a PATCH of count
 	// repeats its Event's message, and classifying costs far more than the hash
 	// (docs/performance.md).
@@ -234,9 +219,10 @@ func New(cfg Config) *Engine {
 		cfg:    cfg,
 		normal: map[string]bool{},
 		events: newEventTable(),
-		tombs:  map[uint64]tombstone{},
-		view:   newView(cfg.MaxObjectSeries, cfg.MaxTargets),
-		strs:   map[string]string{},
+		tombs: tombstones{m: map[uint64]tombstone{}, ttl: int64(cfg.TombstoneTTL / time.Second),
+			max: cfg.MaxTombstones},
+		view: newView(cfg.MaxObjectSeries, cfg.MaxTargets),
+		strs: map[string]string{},
 
 		classified: map[uint64]uint16{},
 		resultIdx:  map[classified]uint16{},
@@ -378,8 +364,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	}
 	if !watching {
 		if age, ok := writtenAgo(ev, e.cfg.Now().Unix()); ok {
-			e.listedAge = max(e.listedAge, age)
-			e.seenAlive(age)
+			e.ttl.listed(age)
 		}
 	}
 	n := Occurrences(ev)
@@ -408,8 +393,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 			}
 		}
 		delta = 1
-		if ts, ok := e.tombs[t.name]; ok {
-			delete(e.tombs, t.name) // the tombstone queue entry is skipped when it comes up
+		if ts, ok := e.tombs.unbury(t.name); ok {
 			if d := n - ts.count; d > 1 {
 				delta = d
 			}
@@ -486,26 +470,8 @@ func (e *Engine) forget(k uidKey, t tracked) {
 	e.view.release(t.view, t.vgen, t.count)
 	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
 	now := e.cfg.Now().Unix()
-	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
-	e.tombQ = append(e.tombQ, t.name)
-	e.pruneTombs(now)
-}
-
-func (e *Engine) pruneTombs(now int64) {
-	for len(e.tombQ) > 0 {
-		h := e.tombQ[0]
-		ts, ok := e.tombs[h]
-		if ok && ts.expires > now && len(e.tombs) <= e.cfg.MaxTombstones {
-			return
-		}
-		if ok && ts.expires <= now || len(e.tombs) > e.cfg.MaxTombstones {
-			delete(e.tombs, h)
-		}
-		e.tombQ = e.tombQ[1:]
-	}
-	if cap(e.tombQ) > 4*len(e.tombQ)+1024 {
-		e.tombQ = append([]uint64(nil), e.tombQ...)
-	}
+	e.tombs.bury(t.name, t.count, now)
+	e.tombs.prune(now)
 }
 
 func (e *Engine) add(src uint16, obj interface{}) {
@@ -535,14 +501,8 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 		return
 	}
 	if t, ok := e.events.get(k); ok {
-		// An Event expires --event-ttl after its last write: its age at deletion tells the TTL
-		// (eventTTL), unless it was deleted young, with its namespace or by hand.
 		if age, ok := writtenAgo(ev, e.cfg.Now().Unix()); ok {
-			e.seenAlive(age)
-			if age*aliveSlack >= e.aliveTTL() {
-				e.expiryAges[e.expiries%ttlSamples] = int32(age)
-				e.expiries++
-			}
+			e.ttl.deleted(age)
 		}
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
 		if n := Occurrences(ev); n > t.count && e.wanted(ev) {

@@ -182,7 +182,7 @@ func TestAggregateCapOverflowsAndCounts(t *testing.T) {
 	if n := len(h.scrape()["kubecause_object_events"].GetMetric()); n != 2 {
 		t.Fatalf("view series = %d, want 2", n)
 	}
-	if got := 0 + sumCounter(t, h.e.m.events); got != 5 {
+	if got := 0 + sumCounter(t, h.e.m.events.vec); got != 5 {
 		t.Fatalf("occurrences across all series = %v, want 5 (nothing lost to the cap)", got)
 	}
 }

@@ -66,11 +66,11 @@ func (e *Engine) replace(s *Source, list []interface{}) bool {
 	}
 	e.events.sweep(func(_ uidKey, t tracked) bool { return t.src == src && t.list != gen }, e.forget)
 	if !first {
-		est := e.gapEstimate(created, listedAt, s.contact, now)
+		est := e.ttl.gapEstimate(created, listedAt, s.contact, now)
 		e.m.gapLost.Add(est)
 		e.cfg.Logger.Debug("relisted Events", "source", s.name, "gap", time.Duration(now-s.contact)*time.Second,
 			"new_before_gap", created, "watched", time.Duration(s.contact-listedAt)*time.Second,
-			"event_ttl", time.Duration(e.eventTTL())*time.Second, "estimated_lost", est)
+			"event_ttl", time.Duration(e.ttl.eventTTL())*time.Second, "estimated_lost", est)
 	}
 	s.synced = true
 	if s.restored {

@@ -114,13 +114,13 @@ func TestGapEstimateWithLateNotifications(t *testing.T) {
 // restart (older, and seen older alive in a relist) do not move it.
 func TestTTLIsTheTypicalAgeAtDeletion(t *testing.T) {
 	h := newHarness(t)
-	if got := h.e.eventTTL(); got != 3600 {
+	if got := h.e.ttl.eventTTL(); got != 3600 {
 		t.Fatalf("TTL before anything was seen = %d, want the default 3600", got)
 	}
 	aged := kubeletEvent(uid(1), "pod.1", 1, "FailedMount", msgS1)
 	aged.LastTimestamp = metav1.NewTime(t0.Add(-2 * time.Hour))
 	h.sync(aged)
-	if got := h.e.eventTTL(); got != 7200 {
+	if got := h.e.ttl.eventTTL(); got != 7200 {
 		t.Fatalf("TTL after a list showed an Event 2 h old = %d, want 7200", got)
 	}
 	// Events written at t0 and deleted at age: 20 expire at 5 min, 2 are deleted by hand at
@@ -141,18 +141,18 @@ func TestTTLIsTheTypicalAgeAtDeletion(t *testing.T) {
 	}
 	deleteAt(10*time.Second, 2)
 	deleteAt(5*time.Minute, 7)
-	if got := h.e.eventTTL(); got != 7200 {
+	if got := h.e.ttl.eventTTL(); got != 7200 {
 		t.Fatalf("TTL after 9 deletions = %d, want still 7200 (too few to tell)", got)
 	}
 	deleteAt(5*time.Minute, 13)
 	deleteAt(700*time.Second, 6)
-	if got := h.e.eventTTL(); got != 300 {
+	if got := h.e.ttl.eventTTL(); got != 300 {
 		t.Fatalf("TTL after 20 expiries at 5 min, 2 hand deletions at 10 s and 6 renewed leases at 700 s = %d, want 300", got)
 	}
 	alive := kubeletEvent(uid(99), "pod.99", 1, "FailedMount", msgS1)
 	alive.LastTimestamp = metav1.NewTime(h.now.Add(-11 * time.Minute))
 	h.sync(alive)
-	if got := h.e.eventTTL(); got != 300 {
+	if got := h.e.ttl.eventTTL(); got != 300 {
 		t.Fatalf("TTL after a relist showed an Event 11 min old (a renewed lease) = %d, want 300", got)
 	}
 }
@@ -195,7 +195,7 @@ func TestNamespaceDeletionsDoNotTeachTheTTL(t *testing.T) {
 			}
 		}
 	}
-	if got := h.e.eventTTL(); got < 38*60 {
+	if got := h.e.ttl.eventTTL(); got < 38*60 {
 		t.Errorf("TTL learnt = %d s, below the 38 min at which Events were seen alive", got)
 	}
 	// Restart 75 s after the snapshot: restored.
