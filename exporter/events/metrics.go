@@ -98,18 +98,14 @@ func (c *capped[K]) take() []snapshotfile.Series[K] {
 	return out
 }
 
-// restore adds a snapshot's series: each through the cap, and those the file held past the
-// reader's cap (folded by Decode) to their overflow series.
+// restore adds a snapshot's series as they are counted: each through the cap, and those the file
+// held past the reader's cap (folded by Decode) as dropped.
 func (c *capped[K]) restore(written, folded []snapshotfile.Series[K]) {
 	for _, s := range written {
 		c.add(s.Key, s.Value)
 	}
 	for _, s := range folded {
-		ctr, ok := c.known[s.Key]
-		if !ok {
-			ctr = c.series(s.Key)
-		}
-		ctr.Add(s.Value)
+		c.fold(s.Key, s.Value)
 	}
 }
 

@@ -429,7 +429,7 @@ func (s *Snapshots) restore() {
 			"file", s.path, "written", time.Unix(snap.Written, 0).UTC().Format(time.RFC3339),
 			"events", len(snap.Events), "scopes", len(snap.Sources), "took", time.Since(start).Round(time.Microsecond))
 		if snap.Folded > 0 {
-			s.logger.Warn("the snapshot holds more counter series than --events.max-series: the rest were restored into the overflow series (sums unchanged)",
+			s.logger.Warn("the snapshot holds more counter series than --events.max-series: the rest were restored into the overflow series (sums unchanged, counted in kubecause_series_dropped_total)",
 				"file", s.path, "series_folded", snap.Folded, "max_series", s.e.m.events.max)
 		}
 	case RestoreMissing:

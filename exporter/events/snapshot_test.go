@@ -44,10 +44,14 @@ func at(ev *corev1.Event, first, last time.Time) *corev1.Event {
 
 // restarted is a new kubecause process at now that opens the snapshot file before adding its
 // source, as main does.
-func restarted(t *testing.T, path, identity string, now time.Time) (*harness, *Snapshots) {
+func restarted(t *testing.T, path, identity string, now time.Time, mutate ...func(*Config)) (*harness, *Snapshots) {
 	t.Helper()
 	h := &harness{t: t, now: now}
-	h.e = New(Config{Classifier: testTable{}, Now: func() time.Time { return h.now }})
+	cfg := Config{Classifier: testTable{}, Now: func() time.Time { return h.now }}
+	for _, f := range mutate {
+		f(&cfg)
+	}
+	h.e = New(cfg)
 	snaps := OpenSnapshots(h.e, path, identity, time.Minute, nil)
 	h.src = h.e.NewSource("all")
 	h.reg = prometheus.NewPedanticRegistry()
@@ -175,6 +179,54 @@ func TestSnapshotTombstoneOfEventGoneWhileAway(t *testing.T) {
 	second.sync()
 	second.add(kubeletEvent(uidB, "pod.a", 7, "FailedMount", msgS1))
 	second.expect("configmap_not_found", 7)
+}
+
+// TestSnapshotOverTheSeriesCapCountsTheDrops: a snapshot written with more counter series than
+// the restarted process's --events.max-series is restored into the overflow series, sums unchanged,
+// and what got no series of its own is counted in kubecause_series_dropped_total as when it is
+// counted past the cap. Before, the restore folded them without counting: the drops were 0.
+func TestSnapshotOverTheSeriesCapCountsTheDrops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	first := newHarness(t)
+	snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil)
+	first.sync()
+	// Three namespaces: three series of kubecause_events_total (2 occurrences each) and three of
+	// kubecause_objects_affected_total (one object each).
+	for i, ns := range []string{"apps", "web", "batch"} {
+		ev := kubeletEvent(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), "pod.e", 1, "FailedMount", msgS1)
+		ev.Namespace, ev.InvolvedObject.Namespace = ns, ns
+		first.add(ev)
+		ev = ev.DeepCopy()
+		ev.Count = 2
+		first.update(ev)
+	}
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+
+	second, _ := restarted(t, path, testIdentity, t0.Add(time.Minute), func(c *Config) { c.MaxSeries = 1 })
+	if got := second.restores(RestoreRestored); got != 1 {
+		t.Fatalf("restores{result=restored} = %v, want 1", got)
+	}
+	second.sync()
+	for _, f := range []struct {
+		name                string
+		sum, dropped, count float64
+	}{
+		// One series of its own and the overflow series; the other two series' values dropped.
+		{"kubecause_events_total", 6, 2 + 2, 2},
+		{"kubecause_objects_affected_total", 3, 1 + 1, 2},
+	} {
+		if got := second.sum(f.name); got != f.sum {
+			t.Errorf("%s sums to %v after the restore, want %v", f.name, got, f.sum)
+		}
+		if got := second.value("kubecause_series_dropped_total", map[string]string{"metric": f.name}); got != f.dropped {
+			t.Errorf("kubecause_series_dropped_total{metric=%q} = %v after the restore, want %v", f.name, got, f.dropped)
+		}
+		if got := second.value("kubecause_series", map[string]string{"metric": f.name}); got != f.count {
+			t.Errorf("kubecause_series{metric=%q} = %v after the restore, want %v", f.name, got, f.count)
+		}
+	}
 }
 
 func TestSnapshotNotUsed(t *testing.T) {
