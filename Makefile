@@ -34,7 +34,7 @@ unit: ## unit tests with the race detector
 
 # Each fuzz target for a bounded time (FUZZTIME each); their seed corpora also run in `make unit`.
 FUZZTIME ?= 15s
-FUZZ_TARGETS := ./exporter/events:FuzzViewExposition ./exporter/events:FuzzSnapshotDecode ./exporter/explain:FuzzDecode ./exporter/causes:FuzzClassify ./exporter/labels:FuzzValue
+FUZZ_TARGETS := ./exporter/events:FuzzViewExposition ./exporter/events/snapshotfile:FuzzSnapshotDecode ./exporter/explain:FuzzDecode ./exporter/causes:FuzzClassify ./exporter/labels:FuzzValue
 fuzz: ## run every fuzz target for FUZZTIME
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$fn ($$pkg, $(FUZZTIME))"; \
 		$(YIELD) $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; done

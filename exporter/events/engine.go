@@ -25,7 +25,6 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,11 +83,6 @@ type tracked struct {
 	vgen  uint8  // the generation of its view slot when it got it (view.live)
 }
 
-type tombstone struct {
-	count   int32
-	expires int64
-}
-
 // Engine is the counting engine. All methods are safe for concurrent use.
 type Engine struct {
 	cfg     Config
@@ -96,21 +90,11 @@ type Engine struct {
 	m       *metrics
 	mu      sync.Mutex
 	events  *eventTable
-	tombs   map[uint64]tombstone
-	tombQ   []uint64 // insertion order of tombs, to bound them
+	tombs   tombstones
 	view    *view
 	sources []*Source
-	// What kubecause can tell of the Event TTL (the apiserver's --event-ttl), in seconds (eventTTL):
-	// expiryAges the ages at deletion (from the last occurrence) of the last deletions taken for
-	// expiries, a ring filled up to expiries; listedAge the oldest age of an Event seen in a list;
-	// aliveAges the ttlMinSamples oldest ages at which Events were seen alive (in a list, or at
-	// their deletion), ascending, aliveN of them.
-	expiryAges [ttlSamples]int32
-	expiries   int
-	listedAge  int64
-	aliveAges  [ttlMinSamples]int32
-	aliveN     int
-	strs       map[string]string // interned label values of small cardinality
+	ttl     ttlEstimate
+	strs    map[string]string // interned label values of small cardinality
 	// classified memoises Classify by a 64-bit hash of (reason, message): a PATCH of count
 	// repeats its Event's message, and classifying costs far more than the hash
 	// (docs/performance.md).
@@ -235,9 +219,10 @@ func New(cfg Config) *Engine {
 		cfg:    cfg,
 		normal: map[string]bool{},
 		events: newEventTable(),
-		tombs:  map[uint64]tombstone{},
-		view:   newView(cfg.MaxObjectSeries, cfg.MaxTargets),
-		strs:   map[string]string{},
+		tombs: tombstones{m: map[uint64]tombstone{}, ttl: int64(cfg.TombstoneTTL / time.Second),
+			max: cfg.MaxTombstones},
+		view: newView(cfg.MaxObjectSeries, cfg.MaxTargets),
+		strs: map[string]string{},
 
 		classified: map[uint64]uint16{},
 		resultIdx:  map[classified]uint16{},
@@ -249,16 +234,6 @@ func New(cfg Config) *Engine {
 	e.m = newMetrics(cfg.MaxSeries, cfg.Classifier.Outcomes())
 	return e
 }
-
-// defaultEventTTL is the apiserver's default --event-ttl.
-const defaultEventTTL = time.Hour
-
-// The Event TTL is learnt from the ages at deletion of the last ttlSamples deletions, once there
-// are ttlMinSamples (eventTTL).
-const (
-	ttlSamples    = 256
-	ttlMinSamples = 10
-)
 
 // unclassified is the Classifier of an engine without a cause table.
 type unclassified struct{}
@@ -389,8 +364,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 	}
 	if !watching {
 		if age, ok := writtenAgo(ev, e.cfg.Now().Unix()); ok {
-			e.listedAge = max(e.listedAge, age)
-			e.seenAlive(age)
+			e.ttl.listed(age)
 		}
 	}
 	n := Occurrences(ev)
@@ -419,8 +393,7 @@ func (e *Engine) observe(src uint16, obj interface{}, baseline, watching bool) o
 			}
 		}
 		delta = 1
-		if ts, ok := e.tombs[t.name]; ok {
-			delete(e.tombs, t.name) // the tombstone queue entry is skipped when it comes up
+		if ts, ok := e.tombs.unbury(t.name); ok {
 			if d := n - ts.count; d > 1 {
 				delta = d
 			}
@@ -497,26 +470,8 @@ func (e *Engine) forget(k uidKey, t tracked) {
 	e.view.release(t.view, t.vgen, t.count)
 	e.m.state(e.events.len(), e.view.len(), len(e.view.targets))
 	now := e.cfg.Now().Unix()
-	e.tombs[t.name] = tombstone{count: t.count, expires: now + int64(e.cfg.TombstoneTTL/time.Second)}
-	e.tombQ = append(e.tombQ, t.name)
-	e.pruneTombs(now)
-}
-
-func (e *Engine) pruneTombs(now int64) {
-	for len(e.tombQ) > 0 {
-		h := e.tombQ[0]
-		ts, ok := e.tombs[h]
-		if ok && ts.expires > now && len(e.tombs) <= e.cfg.MaxTombstones {
-			return
-		}
-		if ok && ts.expires <= now || len(e.tombs) > e.cfg.MaxTombstones {
-			delete(e.tombs, h)
-		}
-		e.tombQ = e.tombQ[1:]
-	}
-	if cap(e.tombQ) > 4*len(e.tombQ)+1024 {
-		e.tombQ = append([]uint64(nil), e.tombQ...)
-	}
+	e.tombs.bury(t.name, t.count, now)
+	e.tombs.prune(now)
 }
 
 func (e *Engine) add(src uint16, obj interface{}) {
@@ -546,14 +501,8 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 		return
 	}
 	if t, ok := e.events.get(k); ok {
-		// An Event expires --event-ttl after its last write: its age at deletion tells the TTL
-		// (eventTTL), unless it was deleted young, with its namespace or by hand.
 		if age, ok := writtenAgo(ev, e.cfg.Now().Unix()); ok {
-			e.seenAlive(age)
-			if age*aliveSlack >= e.aliveTTL() {
-				e.expiryAges[e.expiries%ttlSamples] = int32(age)
-				e.expiries++
-			}
+			e.ttl.deleted(age)
 		}
 		// The final state may carry occurrences not yet seen (a missed update before deletion).
 		if n := Occurrences(ev); n > t.count && e.wanted(ev) {
@@ -561,259 +510,6 @@ func (e *Engine) delete(src uint16, obj interface{}) {
 			t.count = n
 		}
 		e.forget(k, t)
-	}
-}
-
-// replace applies a full list from source src: the first one is the baseline, later ones are
-// diffed against what is remembered. It reports whether this list completed the engine's sync.
-func (e *Engine) replace(s *Source, list []interface{}) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	src, first := s.idx, !s.synced
-	// A source restored from a snapshot diffs its first list against it (snapshot.go).
-	baseline := first && !s.restored
-	e.m.opRelist.Inc()
-	now := e.cfg.Now().Unix()
-	if !first {
-		e.m.relists.Inc()
-	}
-	// The gap is estimated once the list is read (streamed, it was read by readListed already):
-	// with the ages of the Events it shows (eventTTL).
-	created, listedAt := s.created, s.listedAt
-	s.listedAt, s.created = now, 0
-	// Events the list contains are marked with a new list generation; those of this source left
-	// unmarked are gone. (A mark in the 24-byte record instead of a set of keys: at the end of a
-	// 50,000-Event list, the moment of the start-up peak, a set would add about 1.5 MB.)
-	// A streamed list was read and marked as it arrived (stream, readStreamed), with the
-	// generation of its attempt; its stand-in is in the list.
-	gen := uint8(0)
-	for _, obj := range list {
-		if _, ok := obj.(streamed); ok {
-			gen = s.streamGen
-			break
-		}
-	}
-	if gen == 0 {
-		gen = s.newGen()
-	}
-	s.list, s.streamGen, s.attempts = gen, 0, 0
-	mark := func(k uidKey) {
-		if t, ok := e.events.get(k); ok && t.src == src {
-			t.list = gen
-			e.events.set(k, t)
-		}
-	}
-	for _, obj := range list {
-		// Streamed: already read while the list arrived, by stream (readStreamed) or by the
-		// transform (readListed).
-		switch l := obj.(type) {
-		case listed:
-			mark(uidKey(l))
-			continue
-		case notListed, streamed:
-			continue
-		}
-		if o := e.observe(src, obj, baseline, false); o.state {
-			mark(o.key)
-		}
-	}
-	e.events.sweep(func(_ uidKey, t tracked) bool { return t.src == src && t.list != gen }, e.forget)
-	if !first {
-		est := e.gapEstimate(created, listedAt, s.contact, now)
-		e.m.gapLost.Add(est)
-		e.cfg.Logger.Debug("relisted Events", "source", s.name, "gap", time.Duration(now-s.contact)*time.Second,
-			"new_before_gap", created, "watched", time.Duration(s.contact-listedAt)*time.Second,
-			"event_ttl", time.Duration(e.eventTTL())*time.Second, "estimated_lost", est)
-	}
-	s.synced = true
-	if s.restored {
-		e.endRestore(s)
-	}
-	e.finishRestore()
-	e.touch(src)
-	if e.syncedLocked() {
-		e.m.synced.Set(1)
-	}
-	return first && e.syncedLocked()
-}
-
-// gapEstimate estimates the Events of a source created and expired inside the gap that ends with
-// a relist at now: Events created at the rate seen between the previous list (listedAt) and the
-// last contact, in the part of the gap longer than the TTL (an Event created later in the gap is still there and
-// is counted by the relist). Each stands for at least one occurrence. Called with e.mu held.
-func (e *Engine) gapEstimate(created, listedAt, contact, now int64) float64 {
-	watched := contact - listedAt
-	expired := now - contact - e.eventTTL()
-	if watched <= 0 || expired <= 0 || created == 0 {
-		return 0
-	}
-	return float64(created) / float64(watched) * float64(expired)
-}
-
-// eventTTL is the Event TTL as far as kubecause can tell, in seconds. Once ttlMinSamples Events
-// were seen deleted, a low quantile (the 10th percentile) of the ages at deletion of the last
-// ttlSamples: most deletions are expiries at the TTL; a few are younger (deleted by hand) and
-// some older — etcd renews every lease when a member becomes leader (a restart, a leader
-// change), so the Events alive then live up to a TTL longer. Before that, the apiserver's
-// default of one hour, or the age of the oldest Event seen alive in a list if that is older.
-// Called with e.mu held.
-func (e *Engine) eventTTL() int64 {
-	if ttl := e.deletionTTL(); ttl > 0 {
-		return ttl
-	}
-	return max(int64(defaultEventTTL/time.Second), e.listedAge)
-}
-
-// deletionTTL is the TTL learnt from the ages at deletion (eventTTL), 0 before ttlMinSamples;
-// never below aliveTTL/aliveSlack, so that deletions of young Events (a namespace deleted with
-// them, as CI and preview environments do all day) cannot teach a TTL far shorter than Events
-// were seen to live. Called with e.mu held.
-func (e *Engine) deletionTTL() int64 {
-	n := min(e.expiries, ttlSamples)
-	if n < ttlMinSamples {
-		return 0
-	}
-	ages := slices.Clone(e.expiryAges[:n])
-	slices.Sort(ages)
-	return max(int64(ages[n/10]), e.aliveTTL()/aliveSlack)
-}
-
-// aliveSlack: a deletion younger than aliveTTL/aliveSlack is taken for no expiry. An Event seen
-// alive may be up to about two TTLs old (etcd renews every lease when a member becomes leader,
-// and the apiserver's leases run up to 5 % longer than the TTL), so an expiry is no younger than
-// about half of aliveTTL; a quarter leaves room.
-const aliveSlack = 4
-
-// aliveTTL is the ttlMinSamples-th oldest age at which an Event was seen alive (in a list, or at
-// its deletion), 0 before ttlMinSamples: the TTL is at least about that. Not the oldest, so that
-// one Event whose recorder's clock is behind cannot raise it. Called with e.mu held.
-func (e *Engine) aliveTTL() int64 {
-	if e.aliveN < ttlMinSamples {
-		return 0
-	}
-	return int64(e.aliveAges[0])
-}
-
-// seenAlive records that an Event was alive age seconds after its last write, keeping the
-// ttlMinSamples oldest ages. Called with e.mu held.
-func (e *Engine) seenAlive(age int64) {
-	a := int32(min(age, math.MaxInt32))
-	if e.aliveN < ttlMinSamples {
-		e.aliveAges[e.aliveN] = a
-		e.aliveN++
-		slices.Sort(e.aliveAges[:e.aliveN])
-		return
-	}
-	if a <= e.aliveAges[0] {
-		return
-	}
-	i := 0 // the youngest kept makes room; a goes where it keeps them ascending
-	for i+1 < ttlMinSamples && e.aliveAges[i+1] < a {
-		e.aliveAges[i] = e.aliveAges[i+1]
-		i++
-	}
-	e.aliveAges[i] = a
-}
-
-// writtenAgo is how long before now an Event was last written (its latest occurrence), but no
-// longer than since the apiserver created it: a recorder's clock behind, or a forged timestamp,
-// cannot make an Event look older than it is. false when the Event carries no time.
-func writtenAgo(ev *corev1.Event, now int64) (int64, bool) {
-	ts := eventTime(ev)
-	if ts <= 0 {
-		return 0, false
-	}
-	age := now - ts
-	if !ev.CreationTimestamp.IsZero() {
-		age = min(age, now-ev.CreationTimestamp.Unix())
-	}
-	return min(max(age, 0), math.MaxInt32), true
-}
-
-// learnTTL seeds the ages at deletion with a TTL learnt before (a snapshot's), as ttlMinSamples
-// deletions at that age, when none was seen yet. Called with e.mu held.
-func (e *Engine) learnTTL(ttl int64) {
-	if ttl <= 0 || e.expiries > 0 {
-		return
-	}
-	for range ttlMinSamples {
-		e.expiryAges[e.expiries] = int32(min(ttl, math.MaxInt32))
-		e.expiries++
-	}
-}
-
-// readListed reads one Event of a streamed list of source s as it arrives, exactly as replace
-// reads a listed Event, and reports its key and whether it belongs to the source's state.
-func (e *Engine) readListed(s *Source, ev *corev1.Event) (uidKey, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	o := e.observe(s.idx, ev, !s.synced && !s.restored, false)
-	return o.key, o.state
-}
-
-// newGen hands out the next list generation of s: never 0 (Events added since the last list
-// carry it) nor the latest list's. Called with e.mu held.
-func (s *Source) newGen() uint8 {
-	g := s.gen
-	for {
-		if g++; g != 0 && g != s.list {
-			break
-		}
-	}
-	s.gen = g
-	return g
-}
-
-// maxAttempts is how many streamed lists may begin between two lists read before the marks of
-// those that did not end are cleared (the generations, 254 of them, would come round again).
-const maxAttempts = 200
-
-// beginStream begins a streamed list of source s and returns its generation: the mark that the
-// Events it contains get in their records (readStreamed), for Replace to forget those of s
-// without it. Marks of earlier attempts that did not end are of other generations.
-func (e *Engine) beginStream(s *Source) uint8 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if s.attempts++; s.attempts > maxAttempts {
-		e.events.update(func(t *tracked) {
-			if t.src == s.idx && t.list != s.list {
-				t.list = 0
-			}
-		})
-		s.attempts = 1
-	}
-	s.streamGen = s.newGen()
-	return s.streamGen
-}
-
-// readStreamed reads one Event of a streamed list of source s (generation gen) as it arrives,
-// exactly as replace reads a listed Event, and marks it as contained in the list; a deletion
-// before the list ends unmarks it.
-func (e *Engine) readStreamed(s *Source, gen uint8, deleted bool, ev *corev1.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var k uidKey
-	if deleted {
-		var ok bool
-		if k, ok = keyOf(ev.UID); !ok {
-			return
-		}
-	} else {
-		o := e.observe(s.idx, ev, !s.synced && !s.restored, false)
-		if !o.state {
-			return
-		}
-		k = o.key
-	}
-	if t, ok := e.events.get(k); ok && t.src == s.idx {
-		if deleted {
-			if t.list == gen {
-				t.list = 0
-			}
-		} else {
-			t.list = gen
-		}
-		e.events.set(k, t)
 	}
 }
 

@@ -13,15 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -29,187 +26,6 @@ import (
 	"github.com/kubecause/kubecause/exporter/kube/kubefake"
 	"github.com/kubecause/kubecause/exporter/labels"
 )
-
-// classify is a stand-in for the cause table: the tests here are about counting, not causes.
-func classify(reason, message string) (string, string) {
-	switch {
-	case strings.Contains(message, "not found"):
-		return "configmap_not_found", "volume.configmap_not_found"
-	case strings.Contains(message, "no space left"):
-		return "disk_full", "sandbox.disk_full"
-	case reason == "FailedScheduling":
-		return "scheduling_insufficient_resources", "scheduling.insufficient"
-	}
-	return "unknown", ""
-}
-
-// testTable is the stand-in as a Classifier; calls, when set, counts Classify calls.
-type testTable struct{ calls *int }
-
-func (t testTable) Classify(reason, message string) causes.Result {
-	if t.calls != nil {
-		*t.calls++
-	}
-	cause, rule := classify(reason, message)
-	// disk_full is about the node, as in the built-in table.
-	return causes.Result{Cause: cause, Rule: rule, TargetNode: cause == "disk_full"}
-}
-
-func (testTable) Outcomes() []causes.Result {
-	return []causes.Result{{Cause: "configmap_not_found", Rule: "volume.configmap_not_found"},
-		{Cause: "disk_full", Rule: "sandbox.disk_full"},
-		{Cause: "scheduling_insufficient_resources", Rule: "scheduling.insufficient"}, {Cause: "unknown"}}
-}
-
-var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-
-type harness struct {
-	t   *testing.T
-	e   *Engine
-	src *Source
-	reg *prometheus.Registry
-	now time.Time
-}
-
-func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
-	t.Helper()
-	h := &harness{t: t, now: t0}
-	cfg := Config{Classifier: testTable{}, Now: func() time.Time { return h.now }}
-	for _, f := range mutate {
-		f(&cfg)
-	}
-	h.e = New(cfg)
-	h.src = h.e.NewSource("all")
-	h.reg = prometheus.NewPedanticRegistry()
-	h.reg.MustRegister(h.e.Collectors()...)
-	return h
-}
-
-// kubeletEvent is a core/v1 Event as the kubelet's recorder writes it.
-func kubeletEvent(uid, name string, count int32, reason, message string) *corev1.Event {
-	ts := metav1.NewTime(t0)
-	return &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: "istio-system", UID: types.UID(uid)},
-		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "istio-system", Name: "mspider-mcpc-ckube-remote-0"},
-		Reason:         reason,
-		Message:        message,
-		Source:         corev1.EventSource{Component: "kubelet", Host: "node-1"},
-		FirstTimestamp: ts,
-		LastTimestamp:  ts,
-		Count:          count,
-		Type:           corev1.EventTypeWarning,
-	}
-}
-
-// schedulerEvent is an events.k8s.io/v1 Event as seen through core/v1: count 0, no source, eventTime,
-// reportingController, and a series once it repeats.
-func schedulerEvent(uid string, series int32) *corev1.Event {
-	ev := &corev1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: "etcd-0.18a2b3c4d5e6f708", Namespace: "mesh", UID: types.UID(uid)},
-		InvolvedObject:      corev1.ObjectReference{Kind: "Pod", Namespace: "mesh", Name: "etcd-0"},
-		Reason:              "FailedScheduling",
-		Message:             "0/3 nodes are available: 3 Insufficient cpu.",
-		Type:                corev1.EventTypeWarning,
-		EventTime:           metav1.NewMicroTime(t0),
-		ReportingController: "default-scheduler",
-		ReportingInstance:   "default-scheduler-master-1",
-		Action:              "Scheduling",
-	}
-	if series > 0 {
-		ev.Series = &corev1.EventSeries{Count: series, LastObservedTime: metav1.NewMicroTime(t0.Add(time.Minute))}
-	}
-	return ev
-}
-
-const (
-	uidA  = "0f3c2a9e-4b1d-4c8e-9a7f-1d2e3f405162"
-	uidB  = "1a2b3c4d-5e6f-4a8b-9c0d-e1f2a3b4c5d6"
-	uidC  = "2b3c4d5e-6f70-4b9c-8d1e-f2a3b4c5d6e7"
-	uidD  = "3c4d5e6f-7081-4cad-9e2f-a3b4c5d6e7f8"
-	msgS1 = `MountVolume.SetUp failed for volume "remote-kube-api-server" : configmap "mspider-mcpc-remote-kube-api-server" not found`
-)
-
-func (h *harness) sync(objs ...interface{}) {
-	h.t.Helper()
-	if err := h.src.Replace(objs, "1"); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-func (h *harness) add(ev *corev1.Event) {
-	h.t.Helper()
-	if err := h.src.Add(ev); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-func (h *harness) update(ev *corev1.Event) {
-	h.t.Helper()
-	if err := h.src.Update(ev); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-// scrape fetches /metrics as Prometheus would and parses it; a scrape must never fail.
-func (h *harness) scrape() map[string]*dto.MetricFamily {
-	h.t.Helper()
-	rec := httptest.NewRecorder()
-	Handler(h.reg, h.e, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if rec.Code != 200 {
-		h.t.Fatalf("scrape failed: %d %s", rec.Code, rec.Body.String())
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(rec.Body)
-	if err != nil {
-		h.t.Fatalf("scrape does not parse: %v", err)
-	}
-	return mfs
-}
-
-// value returns the value of the series of metric name whose labels include want; -1 if absent.
-func (h *harness) value(name string, want map[string]string) float64 {
-	h.t.Helper()
-	for _, mf := range h.scrape() {
-		if mf.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				got[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue metric
-				}
-			}
-			return sampleValue(mf, m)
-		}
-	}
-	return -1
-}
-
-func sampleValue(mf *dto.MetricFamily, m *dto.Metric) float64 {
-	switch mf.GetType() {
-	case dto.MetricType_COUNTER:
-		return m.GetCounter().GetValue()
-	case dto.MetricType_GAUGE:
-		return m.GetGauge().GetValue()
-	}
-	return 0
-}
-
-func (h *harness) occurrences(cause string) float64 {
-	return h.value("kubecause_events_total", map[string]string{"cause": cause})
-}
-
-func (h *harness) expect(cause string, want float64) {
-	h.t.Helper()
-	if got := h.occurrences(cause); got != want {
-		h.t.Fatalf("kubecause_events_total{cause=%q} = %v, want %v", cause, got, want)
-	}
-}
 
 func TestUpdateAddsCountDelta(t *testing.T) {
 	h := newHarness(t)
@@ -296,60 +112,6 @@ func TestSchedulerSeriesAppearingCountsOne(t *testing.T) {
 	}
 }
 
-func TestEventsPresentAtStartAreBaseline(t *testing.T) {
-	h := newHarness(t)
-	h.sync(kubeletEvent(uidA, "pod.1", 40, "FailedMount", msgS1), schedulerEvent(uidB, 12))
-	if got := h.occurrences("configmap_not_found"); got > 0 {
-		t.Fatalf("baseline counted: %v", got)
-	}
-	if got := h.value("kubecause_objects_affected_total", nil); got > 0 {
-		t.Fatalf("baseline counted as newly affected: %v", got)
-	}
-	// Live problems present at start are still shown per object.
-	if got := h.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0"}); got != 40 {
-		t.Fatalf("object view = %v, want 40", got)
-	}
-	h.update(kubeletEvent(uidA, "pod.1", 43, "FailedMount", msgS1))
-	h.update(schedulerEvent(uidB, 13))
-	h.expect("configmap_not_found", 3)
-	h.expect("scheduling_insufficient_resources", 1)
-}
-
-func TestRestartDoesNotJump(t *testing.T) {
-	first := newHarness(t)
-	first.sync()
-	first.add(kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1))
-	first.update(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1))
-	first.expect("configmap_not_found", 6)
-	// A new process sees the same Event in its first list: no occurrence, whatever its count.
-	second := newHarness(t)
-	second.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1))
-	if got := second.occurrences("configmap_not_found"); got > 0 {
-		t.Fatalf("restart replayed history: %v", got)
-	}
-	second.update(kubeletEvent(uidA, "pod.1", 7, "FailedMount", msgS1))
-	second.expect("configmap_not_found", 1)
-}
-
-func TestRelistDiffsAgainstRememberedState(t *testing.T) {
-	h := newHarness(t)
-	h.sync(kubeletEvent(uidA, "pod.1", 2, "FailedMount", msgS1), kubeletEvent(uidB, "pod.2", 1, "FailedMount", msgS1))
-	// Watch expired; while away A went 2 → 6, B expired, C was created.
-	h.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0))
-	h.expect("configmap_not_found", 4)
-	h.expect("scheduling_insufficient_resources", 1)
-	if got := h.value("kubecause_relists_total", nil); got != 1 {
-		t.Fatalf("relists = %v", got)
-	}
-	if got := h.e.Tracked(); got != 2 {
-		t.Fatalf("tracked = %d, want 2 (B forgotten)", got)
-	}
-	// The same list again (apiserver restart, nothing changed): nothing counted twice.
-	h.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0))
-	h.expect("configmap_not_found", 4)
-	h.expect("scheduling_insufficient_resources", 1)
-}
-
 func TestObjectViewLivesAndDiesWithTheEvent(t *testing.T) {
 	h := newHarness(t)
 	h.sync()
@@ -420,25 +182,9 @@ func TestAggregateCapOverflowsAndCounts(t *testing.T) {
 	if n := len(h.scrape()["kubecause_object_events"].GetMetric()); n != 2 {
 		t.Fatalf("view series = %d, want 2", n)
 	}
-	if got := 0 + sumCounter(t, h.e.m.events); got != 5 {
+	if got := 0 + sumCounter(t, h.e.m.events.vec); got != 5 {
 		t.Fatalf("occurrences across all series = %v, want 5 (nothing lost to the cap)", got)
 	}
-}
-
-func sumCounter(t *testing.T, c prometheus.Collector) float64 {
-	t.Helper()
-	ch := make(chan prometheus.Metric, 100)
-	c.Collect(ch)
-	close(ch)
-	var sum float64
-	for m := range ch {
-		var d dto.Metric
-		if err := m.Write(&d); err != nil {
-			t.Fatal(err)
-		}
-		sum += d.GetCounter().GetValue()
-	}
-	return sum
 }
 
 func TestInvalidInputNeverFailsAScrape(t *testing.T) {
@@ -545,17 +291,6 @@ func TestWatchAgainstFakeClientset(t *testing.T) {
 	}
 }
 
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestApiserverUnreachableThenBack: failures are counted and shown, scrapes keep working, and the
 // reflector recovers with its backoff once the apiserver answers.
 func TestApiserverUnreachableThenBack(t *testing.T) {
@@ -658,96 +393,6 @@ func TestScrapeServesOnlyTheNamedFamilies(t *testing.T) {
 	}
 }
 
-// TestRelistCountsEventsCreatedInTheGap: the watch is cut (410 Gone, apiserver restart) and the
-// kubelet goes on writing. At the relist, an Event created in the gap adds all the occurrences it
-// carries; an expired Event re-created in the gap with its old count (first occurrence before the
-// gap, predecessor not seen) adds one, and the rest is reported as possibly lost.
-func TestRelistCountsEventsCreatedInTheGap(t *testing.T) {
-	h := newHarness(t)
-	h.sync()
-	a := kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1)
-	h.add(a)
-	h.expect("configmap_not_found", 1)
-	// The watch breaks at t0; the relist comes five minutes later.
-	h.now = t0.Add(5 * time.Minute)
-	a3 := kubeletEvent(uidA, "pod.1", 3, "FailedMount", msgS1)
-	created := kubeletEvent(uidB, "pod.2", 4, "FailedMount", msgS1) // first at t0+2m, repeated 3 times since
-	created.FirstTimestamp = metav1.NewTime(t0.Add(2 * time.Minute))
-	created.LastTimestamp = metav1.NewTime(t0.Add(4 * time.Minute))
-	recreated := kubeletEvent(uidC, "pod.3", 5, "FailedMount", msgS1) // first occurrence 30 min before
-	recreated.FirstTimestamp = metav1.NewTime(t0.Add(-30 * time.Minute))
-	recreated.LastTimestamp = metav1.NewTime(t0.Add(3 * time.Minute))
-	h.sync(a3, created, recreated)
-	// 1 + (3-1) + 4 + 1
-	h.expect("configmap_not_found", 8)
-	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
-		t.Fatalf("kubecause_events_possibly_lost_total = %v, want 4 (the re-created Event's count beyond the one counted)", got)
-	}
-	// The same list again: nothing counted twice, nothing more lost.
-	h.now = h.now.Add(time.Minute)
-	h.sync(a3, created, recreated)
-	h.expect("configmap_not_found", 8)
-	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
-		t.Fatalf("possibly lost after an unchanged relist = %v, want 4", got)
-	}
-	// The watch is cut again and resumes from its resource version (an apiserver restart that kept
-	// etcd): the Event created in the gap arrives as an ADD and adds its whole count.
-	h.now = h.now.Add(3 * time.Minute)
-	inGap := kubeletEvent("3c4d5e6f-7081-4cad-9e2f-a3b4c5d6e7f8", "pod.4", 3, "FailedMount", msgS1)
-	inGap.FirstTimestamp = metav1.NewTime(h.now.Add(-time.Minute))
-	h.add(inGap)
-	h.expect("configmap_not_found", 11)
-}
-
-// TestGapEstimate: Events created and expired inside a watch gap leave nothing to count; their
-// occurrences are estimated from the rate of new Events before the gap and the part of the gap
-// longer than the Event TTL, learnt from the ages of the Events seen deleted.
-func TestGapEstimate(t *testing.T) {
-	h := newHarness(t)
-	var old []interface{}
-	for i := 100; i < 110; i++ {
-		ev := kubeletEvent(uid(i), fmt.Sprintf("old.%d", i), 2, "FailedMount", msgS1)
-		ev.LastTimestamp = metav1.NewTime(t0.Add(-90 * time.Minute))
-		old = append(old, ev)
-	}
-	h.sync(old...)
-	live := []interface{}{}
-	for i := 1; i <= 10; i++ { // 10 new Events in 100 s
-		h.now = t0.Add(time.Duration(i) * 10 * time.Second)
-		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
-		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(h.now), metav1.NewTime(h.now)
-		h.add(ev)
-		live = append(live, ev)
-	}
-	// The oldest Events expire: 90 min after their last occurrence plus the 100 s: the TTL.
-	for _, ev := range old {
-		if err := h.src.Delete(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	estimate := func() float64 { return h.value("kubecause_events_gap_estimated_lost_total", nil) }
-	// A gap shorter than the TTL: whatever was created in it is still there, nothing estimated.
-	h.now = h.now.Add(30 * time.Minute)
-	h.sync(live...)
-	if got := estimate(); got != 0 {
-		t.Fatalf("estimate after a gap shorter than the TTL = %v, want 0", got)
-	}
-	// The watch runs 100 s more with 10 new Events, then is cut for 3 h: the Events created in
-	// its first 3 h − TTL expired before the relist, at 0.1 per second.
-	for i := 11; i <= 20; i++ {
-		h.now = h.now.Add(10 * time.Second)
-		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
-		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(h.now), metav1.NewTime(h.now)
-		h.add(ev)
-	}
-	ttl := 90*60 + 100
-	h.now = h.now.Add(3 * time.Hour)
-	h.sync()
-	if got, want := estimate(), 0.1*float64(3*3600-ttl); got != want {
-		t.Fatalf("estimate after a 3 h gap = %v, want %v (0.1 Events/s × (3 h − TTL %d s))", got, want, ttl)
-	}
-}
-
 // TestFutureEventTimeDoesNotPinTheLatestTimestamp: an Event whose lastTimestamp is in year 9999
 // counts as happening now; a later occurrence moves kubecause_last_event_timestamp_seconds on.
 func TestFutureEventTimeDoesNotPinTheLatestTimestamp(t *testing.T) {
@@ -846,5 +491,34 @@ func TestUnclassifiedTemplatesCountOnlyOccurrences(t *testing.T) {
 	}
 	if got := h.value("kubecause_unclassified_messages", tmpl); got != 3 {
 		t.Fatalf("kubecause_unclassified_messages = %v after a deletion with 1 more occurrence, want 3", got)
+	}
+}
+
+// A PATCH of count repeats its Event's message: it is classified once, and a new message is
+// classified again.
+func TestClassificationIsMemoisedByMessage(t *testing.T) {
+	calls := 0
+	h := newHarness(t, func(c *Config) {
+		c.Classifier = testTable{calls: &calls}
+	})
+	h.sync()
+	for n := int32(1); n <= 5; n++ {
+		h.update(kubeletEvent(uidA, "pod.1", n, "FailedMount", msgS1))
+	}
+	h.expect("configmap_not_found", 5)
+	if calls != 1 {
+		t.Fatalf("classified %d times, want 1", calls)
+	}
+	h.update(kubeletEvent(uidA, "pod.1", 6, "FailedMount", "MountVolume.SetUp failed for volume \"tls\" : secret \"web-tls\" not found"))
+	if calls != 2 {
+		t.Fatalf("a new message was not classified again (%d calls)", calls)
+	}
+	for i := 0; i < maxClassified+10; i++ {
+		h.e.mu.Lock()
+		h.e.classify("FailedMount", fmt.Sprint(i))
+		h.e.mu.Unlock()
+	}
+	if n := len(h.e.classified); n > maxClassified {
+		t.Fatalf("memo holds %d entries, bound %d", n, maxClassified)
 	}
 }

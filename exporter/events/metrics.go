@@ -5,8 +5,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kubecause/kubecause/exporter/causes"
+	"github.com/kubecause/kubecause/exporter/events/snapshotfile"
 )
 
 // Every kubecause_* family of the event engine is born in this file (see docs/metrics.md): the
@@ -24,23 +26,102 @@ const overflow = "_overflow"
 // the target label of the per-object view (its distinct values are capped on their own).
 const targetMetric = "kubecause_object_events_target"
 
-type aggKey struct {
-	namespace, kind, reason, typ, component, cause string
+// The label sets of kubecause_events_total and kubecause_objects_affected_total, as the snapshot
+// file holds them.
+type (
+	aggKey = snapshotfile.CounterKey
+	affKey = snapshotfile.AffectedKey
+)
+
+// overAgg and overAff are the overflow series a label set goes to past the cap: one per Event
+// type and cause.
+func overAgg(k aggKey) aggKey {
+	return aggKey{Namespace: overflow, Kind: overflow, Reason: overflow, Type: k.Type, Component: overflow, Cause: k.Cause}
 }
 
-type affKey struct {
-	namespace, kind, cause string
+func overAff(k affKey) affKey { return affKey{Namespace: overflow, Kind: overflow, Cause: k.Cause} }
+
+// capped is a counter family whose label sets are capped: past max series, what a new label set
+// counts goes to its overflow series and is counted as dropped. Guarded by Engine.mu.
+type capped[K comparable] struct {
+	vec     *prometheus.CounterVec
+	known   map[K]prometheus.Counter
+	max     int
+	over    func(K) K
+	values  func(K) []string
+	size    prometheus.Gauge   // kubecause_series{metric=...}
+	dropped prometheus.Counter // kubecause_series_dropped_total{metric=...}
+}
+
+func newCapped[K comparable](vec *prometheus.CounterVec, max int, over func(K) K, values func(K) []string, m *metrics, name string) *capped[K] {
+	return &capped[K]{vec: vec, known: map[K]prometheus.Counter{}, max: max, over: over, values: values,
+		size: m.series.WithLabelValues(name), dropped: m.dropped.WithLabelValues(name)}
+}
+
+// add adds n to the series of k, or past the cap to its overflow series (fold).
+func (c *capped[K]) add(k K, n float64) {
+	ctr, ok := c.known[k]
+	if !ok {
+		if len(c.known) >= c.max {
+			c.fold(k, n)
+			return
+		}
+		ctr = c.series(k)
+	}
+	ctr.Add(n)
+}
+
+// fold adds n of k, which gets no series of its own, to its overflow series and counts it dropped.
+func (c *capped[K]) fold(k K, n float64) {
+	c.dropped.Add(n)
+	k = c.over(k)
+	ctr, ok := c.known[k]
+	if !ok {
+		ctr = c.series(k)
+	}
+	ctr.Add(n)
+}
+
+func (c *capped[K]) series(k K) prometheus.Counter {
+	ctr := c.vec.WithLabelValues(c.values(k)...)
+	c.known[k] = ctr
+	c.size.Set(float64(len(c.known)))
+	return ctr
+}
+
+// take returns the series and their values, for a snapshot.
+func (c *capped[K]) take() []snapshotfile.Series[K] {
+	out := make([]snapshotfile.Series[K], 0, len(c.known))
+	for k, ctr := range c.known {
+		out = append(out, snapshotfile.Series[K]{Key: k, Value: counterValue(ctr)})
+	}
+	return out
+}
+
+// restore adds a snapshot's series as they are counted: each through the cap, and those the file
+// held past the reader's cap (folded by Decode) as dropped.
+func (c *capped[K]) restore(written, folded []snapshotfile.Series[K]) {
+	for _, s := range written {
+		c.add(s.Key, s.Value)
+	}
+	for _, s := range folded {
+		c.fold(s.Key, s.Value)
+	}
+}
+
+func counterValue(c interface{ Write(*dto.Metric) error }) float64 {
+	var d dto.Metric
+	if c.Write(&d) != nil || d.Counter == nil {
+		return 0
+	}
+	return d.Counter.GetValue()
 }
 
 // metrics is where the engine's counts go: it holds the series and their caps, and nothing of the
 // engine's state, which reaches it only through its methods.
 type metrics struct {
-	max int
-
-	events   *prometheus.CounterVec
-	known    map[aggKey]prometheus.Counter // guarded by Engine.mu
-	affected *prometheus.CounterVec
-	affKnown map[affKey]prometheus.Counter // guarded by Engine.mu
+	events   *capped[aggKey] // kubecause_events_total
+	affected *capped[affKey] // kubecause_objects_affected_total
 	ruleHits *prometheus.CounterVec
 
 	notifications *prometheus.CounterVec
@@ -85,17 +166,6 @@ type metrics struct {
 
 func newMetrics(max int, outcomes []causes.Result) *metrics {
 	m := &metrics{
-		max: max,
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubecause_events_total",
-			Help: "Occurrences of Kubernetes Events by involved object namespace and kind, reason, type, reporting component and cause.",
-		}, []string{"namespace", "kind", "reason", "type", "component", "cause"}),
-		known: map[aggKey]prometheus.Counter{},
-		affected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubecause_objects_affected_total",
-			Help: "Objects that began to show a cause (first live Event of the object with this cause, seen while watching).",
-		}, []string{"namespace", "kind", "cause"}),
-		affKnown: map[affKey]prometheus.Counter{},
 		ruleHits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubecause_rule_hits_total",
 			Help: "Occurrences classified by each rule of the cause table.",
@@ -193,6 +263,18 @@ func newMetrics(max int, outcomes []causes.Result) *metrics {
 		m.dropped.WithLabelValues(name)
 		m.series.WithLabelValues(name)
 	}
+	m.events = newCapped(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kubecause_events_total",
+		Help: "Occurrences of Kubernetes Events by involved object namespace and kind, reason, type, reporting component and cause.",
+	}, []string{"namespace", "kind", "reason", "type", "component", "cause"}), max, overAgg, func(k aggKey) []string {
+		return []string{k.Namespace, k.Kind, k.Reason, k.Type, k.Component, k.Cause}
+	}, m, "kubecause_events_total")
+	m.affected = newCapped(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kubecause_objects_affected_total",
+		Help: "Objects that began to show a cause (first live Event of the object with this cause, seen while watching).",
+	}, []string{"namespace", "kind", "cause"}), max, overAff, func(k affKey) []string {
+		return []string{k.Namespace, k.Kind, k.Cause}
+	}, m, "kubecause_objects_affected_total")
 	m.viewSize = m.series.WithLabelValues("kubecause_object_events")
 	m.viewDrops = m.dropped.WithLabelValues("kubecause_object_events")
 	m.targetsSize = m.series.WithLabelValues(targetMetric)
@@ -209,21 +291,7 @@ func ruleLabel(rule string) string {
 
 // count adds occurrences. Called with Engine.mu held.
 func (m *metrics) count(l eventLabels, n float64) {
-	k := aggKey{namespace: l.namespace, kind: l.kind, reason: l.reason, typ: l.typ, component: l.component, cause: l.cause}
-	c, ok := m.known[k]
-	if !ok {
-		if len(m.known) >= m.max {
-			m.dropped.WithLabelValues("kubecause_events_total").Add(n)
-			k = aggKey{namespace: overflow, kind: overflow, reason: overflow, typ: l.typ, component: overflow, cause: l.cause}
-			c, ok = m.known[k]
-		}
-		if !ok {
-			c = m.events.WithLabelValues(k.namespace, k.kind, k.reason, k.typ, k.component, k.cause)
-			m.known[k] = c
-			m.series.WithLabelValues("kubecause_events_total").Set(float64(len(m.known)))
-		}
-	}
-	c.Add(n)
+	m.events.add(aggKey{Namespace: l.namespace, Kind: l.kind, Reason: l.reason, Type: l.typ, Component: l.component, Cause: l.cause}, n)
 	// Bounded by the cause table: (rule, cause) pairs are what it can produce.
 	rk := classification{cause: l.cause, rule: l.rule}
 	r, ok := m.ruleKnown[rk]
@@ -240,21 +308,37 @@ func (m *metrics) count(l eventLabels, n float64) {
 
 // affect counts an object newly showing a cause. Called with Engine.mu held.
 func (m *metrics) affect(v viewKey) {
-	k := affKey{namespace: v.namespace, kind: v.kind, cause: v.cause}
-	c, ok := m.affKnown[k]
-	if !ok {
-		if len(m.affKnown) >= m.max {
-			m.dropped.WithLabelValues("kubecause_objects_affected_total").Inc()
-			k = affKey{namespace: overflow, kind: overflow, cause: v.cause}
-			c, ok = m.affKnown[k]
-		}
-		if !ok {
-			c = m.affected.WithLabelValues(k.namespace, k.kind, k.cause)
-			m.affKnown[k] = c
-			m.series.WithLabelValues("kubecause_objects_affected_total").Set(float64(len(m.affKnown)))
+	m.affected.add(affKey{Namespace: v.namespace, Kind: v.kind, Cause: v.cause}, 1)
+}
+
+// take writes the counters a snapshot carries into s.
+func (m *metrics) take(s *snapshotfile.Snapshot) {
+	s.Counters, s.Affected = m.events.take(), m.affected.take()
+	for k, c := range m.ruleKnown {
+		if v := counterValue(c); v > 0 {
+			s.Rules = append(s.Rules, snapshotfile.Rule{Rule: ruleLabel(k.rule), Cause: k.cause, Value: v})
 		}
 	}
-	c.Inc()
+	s.Unclassified, s.PossiblyLost, s.GapLost = counterValue(m.unclassified), counterValue(m.possiblyLost), counterValue(m.gapLost)
+}
+
+// restore adds the counters of a snapshot as they are counted, through the caps. Only the rules
+// of the table in use: a rule the table no longer has is not exported again.
+func (m *metrics) restore(s *snapshotfile.Snapshot) {
+	m.events.restore(s.Counters, s.CountersFolded)
+	m.affected.restore(s.Affected, s.AffectedFolded)
+	for _, r := range s.Rules {
+		rule := r.Rule
+		if rule == "fallback" {
+			rule = ""
+		}
+		if c, ok := m.ruleKnown[classification{cause: r.Cause, rule: rule}]; ok {
+			c.Add(r.Value)
+		}
+	}
+	m.unclassified.Add(s.Unclassified)
+	m.possiblyLost.Add(s.PossiblyLost)
+	m.gapLost.Add(s.GapLost)
 }
 
 // setUp sets kubecause_watch_up (0 or 1). It writes only on a change: every notification calls it.
@@ -308,7 +392,7 @@ func (e *Engine) Collectors() []prometheus.Collector {
 	// The counters a snapshot restores are hidden while it is being restored (snapshot.go).
 	g := func(c prometheus.Collector) prometheus.Collector { return gated{c, &e.restoringCounters} }
 	return []prometheus.Collector{
-		g(m.events), g(m.affected), g(m.ruleHits),
+		g(m.events.vec), g(m.affected.vec), g(m.ruleHits),
 		m.notifications, m.processed, g(m.unclassified), m.invalid, m.relists, g(m.possiblyLost), g(m.gapLost), m.watchErrors, m.watchUp,
 		m.lastEvent, m.lag, m.series, m.dropped, m.viewEvictions, m.tracked, m.synced, m.restores, m.snapshotWrites,
 		unclassifiedCollector{m.templates},

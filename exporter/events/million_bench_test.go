@@ -153,7 +153,7 @@ func BenchmarkMillion(b *testing.B) {
 		_ = e.takeSnapshot("bench")
 		copyMS = float64(time.Since(start).Microseconds()) / 1000
 		start = time.Now()
-		if _, err := e.takeSnapshotMeta("bench").encodeWith(e.snapshotEventCount(), e.snapshotEvents); err != nil {
+		if _, err := e.takeSnapshotMeta("bench").EncodeWith(e.snapshotEventCount(), e.snapshotEvents); err != nil {
 			b.Fatal(err)
 		}
 		encodeMS = float64(time.Since(start).Microseconds()) / 1000

@@ -22,6 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/kubecause/kubecause/exporter/events/snapshotfile"
 )
 
 const (
@@ -42,10 +44,14 @@ func at(ev *corev1.Event, first, last time.Time) *corev1.Event {
 
 // restarted is a new kubecause process at now that opens the snapshot file before adding its
 // source, as main does.
-func restarted(t *testing.T, path, identity string, now time.Time) (*harness, *Snapshots) {
+func restarted(t *testing.T, path, identity string, now time.Time, mutate ...func(*Config)) (*harness, *Snapshots) {
 	t.Helper()
 	h := &harness{t: t, now: now}
-	h.e = New(Config{Classifier: testTable{}, Now: func() time.Time { return h.now }})
+	cfg := Config{Classifier: testTable{}, Now: func() time.Time { return h.now }}
+	for _, f := range mutate {
+		f(&cfg)
+	}
+	h.e = New(cfg)
 	snaps := OpenSnapshots(h.e, path, identity, time.Minute, nil)
 	h.src = h.e.NewSource("all")
 	h.reg = prometheus.NewPedanticRegistry()
@@ -175,6 +181,54 @@ func TestSnapshotTombstoneOfEventGoneWhileAway(t *testing.T) {
 	second.expect("configmap_not_found", 7)
 }
 
+// TestSnapshotOverTheSeriesCapCountsTheDrops: a snapshot written with more counter series than
+// the restarted process's --events.max-series is restored into the overflow series, sums unchanged,
+// and what got no series of its own is counted in kubecause_series_dropped_total as when it is
+// counted past the cap. Before, the restore folded them without counting: the drops were 0.
+func TestSnapshotOverTheSeriesCapCountsTheDrops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.snapshot")
+	first := newHarness(t)
+	snaps := OpenSnapshots(first.e, path, testIdentity, time.Minute, nil)
+	first.sync()
+	// Three namespaces: three series of kubecause_events_total (2 occurrences each) and three of
+	// kubecause_objects_affected_total (one object each).
+	for i, ns := range []string{"apps", "web", "batch"} {
+		ev := kubeletEvent(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), "pod.e", 1, "FailedMount", msgS1)
+		ev.Namespace, ev.InvolvedObject.Namespace = ns, ns
+		first.add(ev)
+		ev = ev.DeepCopy()
+		ev.Count = 2
+		first.update(ev)
+	}
+	if _, err := snaps.Write(); err != nil {
+		t.Fatal(err)
+	}
+
+	second, _ := restarted(t, path, testIdentity, t0.Add(time.Minute), func(c *Config) { c.MaxSeries = 1 })
+	if got := second.restores(RestoreRestored); got != 1 {
+		t.Fatalf("restores{result=restored} = %v, want 1", got)
+	}
+	second.sync()
+	for _, f := range []struct {
+		name                string
+		sum, dropped, count float64
+	}{
+		// One series of its own and the overflow series; the other two series' values dropped.
+		{"kubecause_events_total", 6, 2 + 2, 2},
+		{"kubecause_objects_affected_total", 3, 1 + 1, 2},
+	} {
+		if got := second.sum(f.name); got != f.sum {
+			t.Errorf("%s sums to %v after the restore, want %v", f.name, got, f.sum)
+		}
+		if got := second.value("kubecause_series_dropped_total", map[string]string{"metric": f.name}); got != f.dropped {
+			t.Errorf("kubecause_series_dropped_total{metric=%q} = %v after the restore, want %v", f.name, got, f.dropped)
+		}
+		if got := second.value("kubecause_series", map[string]string{"metric": f.name}); got != f.count {
+			t.Errorf("kubecause_series{metric=%q} = %v after the restore, want %v", f.name, got, f.count)
+		}
+	}
+}
+
 func TestSnapshotNotUsed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "events.snapshot")
 	first := newHarness(t)
@@ -207,12 +261,12 @@ func TestSnapshotNotUsed(t *testing.T) {
 		{"one bit flipped", func(p string) { b := bytes.Clone(good); b[len(b)/2] ^= 4; writeFile(t, p, b) }, testIdentity, time.Minute, RestoreCorrupt},
 		{"wrong version", func(p string) {
 			b := bytes.Clone(good)
-			binary.LittleEndian.PutUint16(b[len(snapshotMagic):], SnapshotVersion+1)
+			binary.LittleEndian.PutUint16(b[len(snapshotfile.Magic):], SnapshotVersion+1)
 			writeFile(t, p, b)
 		}, testIdentity, time.Minute, RestoreWrongVersion},
 		{"huge", func(p string) {
 			writeFile(t, p, good)
-			if err := os.Truncate(p, maxSnapshotBytes+1); err != nil {
+			if err := os.Truncate(p, snapshotfile.MaxBytes+1); err != nil {
 				t.Fatal(err)
 			}
 		}, testIdentity, time.Minute, RestoreTooLarge},
@@ -303,11 +357,11 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 	h.e.mu.Lock()
 	s := h.e.takeSnapshot(testIdentity)
 	h.e.mu.Unlock()
-	if len(s.events) != 2 || len(s.tombs) != 1 || len(s.counters) != 3 || len(s.sources) != 1 {
-		t.Fatalf("snapshot holds %d events, %d tombstones, %d counters, %d sources; want 2, 1, 3, 1", len(s.events), len(s.tombs), len(s.counters), len(s.sources))
+	if len(s.Events) != 2 || len(s.Tombs) != 1 || len(s.Counters) != 3 || len(s.Sources) != 1 {
+		t.Fatalf("snapshot holds %d events, %d tombstones, %d counters, %d sources; want 2, 1, 3, 1", len(s.Events), len(s.Tombs), len(s.Counters), len(s.Sources))
 	}
-	b := s.encode()
-	got, err := decodeSnapshot(b, testLimits)
+	b := s.Encode()
+	got, err := snapshotfile.Decode(b, testLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +370,7 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 	}
 	// Every truncation is refused, none panics.
 	for n := 0; n < len(b); n++ {
-		if _, err := decodeSnapshot(b[:n], testLimits); err == nil {
+		if _, err := snapshotfile.Decode(b[:n], testLimits); err == nil {
 			t.Fatalf("truncated to %d of %d bytes: decoded", n, len(b))
 		}
 	}
@@ -324,122 +378,6 @@ func TestSnapshotCodecRoundTrip(t *testing.T) {
 
 // testLimits are the caps of an engine with the defaults.
 var testLimits = New(Config{}).snapshotLimits()
-
-// reseal recomputes the checksum of a forged snapshot, so that the decoder's other checks are
-// what refuses it.
-func reseal(b []byte) []byte {
-	body := b[:len(b)-4]
-	return binary.LittleEndian.AppendUint32(bytes.Clone(body), crc32.Checksum(body, crcTable))
-}
-
-// TestSnapshotRefusesForgedContent: files with a valid checksum but content kubecause never
-// writes are refused without allocating what they claim.
-func TestSnapshotRefusesForgedContent(t *testing.T) {
-	base := &snapshot{identity: testIdentity, written: t0.Unix(), ttl: 3600,
-		sources: []snapSource{{name: "all", contact: t0.Unix()}}}
-	for _, tc := range []struct {
-		name string
-		s    func() []byte
-	}{
-		{"a billion events", func() []byte {
-			b := base.encode()
-			// The events section's length follows the sources; claim 10^9 Events in a short file.
-			i := bytes.Index(b, []byte("all")) + 3 + 8
-			forged := append(bytes.Clone(b[:i]), binary.AppendUvarint(nil, 1e9)...)
-			return reseal(append(forged, b[i+1:]...))
-		}},
-		{"NaN counter", func() []byte {
-			s := *base
-			s.counters = []snapCounter{{key: aggKey{namespace: "apps", cause: "disk_full"}, value: math.NaN()}}
-			return s.encode()
-		}},
-		{"negative counter", func() []byte {
-			s := *base
-			s.rules = []snapRule{{rule: "sandbox.disk_full", cause: "disk_full", value: -3}}
-			return s.encode()
-		}},
-		{"label value kubecause never writes", func() []byte {
-			s := *base
-			s.counters = []snapCounter{{key: aggKey{namespace: string(bytes.Repeat([]byte("a"), 300))}, value: 1}}
-			return s.encode()
-		}},
-		{"a series twice", func() []byte {
-			s := *base
-			k := aggKey{namespace: "apps", kind: "Pod", reason: "FailedMount", typ: "Warning", component: "kubelet", cause: "configmap_not_found"}
-			s.counters = []snapCounter{{key: k, value: 2}, {key: k, value: 3}}
-			return s.encode()
-		}},
-		{"more tombstones than the engine keeps", func() []byte {
-			s := *base
-			s.tombs = make([]snapTomb, testLimits.tombs+1)
-			for i := range s.tombs {
-				s.tombs[i] = snapTomb{name: uint64(i), count: 1, expires: t0.Unix() + 60}
-			}
-			return s.encode()
-		}},
-		{"event of no source", func() []byte {
-			s := *base
-			s.events = []snapEvent{{count: 2, src: 3}}
-			return s.encode()
-		}},
-		{"event with count 0", func() []byte {
-			s := *base
-			s.events = []snapEvent{{count: 0}}
-			return s.encode()
-		}},
-		{"bytes after the end", func() []byte {
-			b := base.encode()
-			return reseal(append(append(bytes.Clone(b[:len(b)-4]), 0), b[len(b)-4:]...))
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeSnapshot(tc.s(), testLimits)
-			var se *snapshotError
-			if !errors.As(err, &se) || se.result != RestoreCorrupt {
-				t.Fatalf("decoded: %v, want a corrupt snapshot", err)
-			}
-		})
-	}
-	if _, err := decodeSnapshot(base.encode(), testLimits); err != nil {
-		t.Fatalf("the unforged snapshot: %v", err)
-	}
-}
-
-// FuzzSnapshotDecode: no input makes the decoder panic or accept content kubecause never writes;
-// what it accepts encodes back to the same bytes.
-func FuzzSnapshotDecode(f *testing.F) {
-	e := New(Config{Classifier: testTable{}, Now: func() time.Time { return t0 }})
-	src := e.NewSource("all")
-	_ = src.Replace(nil, "1")
-	_ = src.Add(kubeletEvent(uidA, "pod.a", 1, "FailedMount", msgS1))
-	_ = src.Update(kubeletEvent(uidA, "pod.a", 3, "FailedMount", msgS1))
-	_ = src.Add(schedulerEvent(uidB, 0))
-	_ = src.Delete(schedulerEvent(uidB, 2))
-	e.mu.Lock()
-	good := e.takeSnapshot(testIdentity).encode()
-	e.mu.Unlock()
-	f.Add(good)
-	f.Add(good[:len(good)/2])
-	f.Add([]byte(snapshotMagic + "\x01\x00"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := decodeSnapshot(b, testLimits)
-		if err != nil {
-			var se *snapshotError
-			if !errors.As(err, &se) {
-				t.Fatalf("error without a result: %v", err)
-			}
-			return
-		}
-		for _, ev := range s.events {
-			if ev.count < 1 || int(ev.src) >= len(s.sources) {
-				t.Fatalf("accepted event %+v", ev)
-			}
-		}
-		if !bytes.Equal(s.encode(), b) {
-			t.Fatalf("accepted bytes that do not encode back")
-		}
-	})
-}
 
 // BenchmarkSnapshot measures a snapshot of n live Events (created while watching, so the counters
 // have their series): its size per Event, the time to take and write it (the engine's lock is held
@@ -648,11 +586,11 @@ func TestSnapshotWriteIsTheTakenSnapshot(t *testing.T) {
 		h.e.mu.Lock()
 		taken := h.e.takeSnapshot(testIdentity)
 		h.e.mu.Unlock()
-		if want := min(20, limit); len(taken.events) != want {
-			t.Fatalf("cap %d: the snapshot holds %d live Events, want %d", limit, len(taken.events), want)
+		if want := min(20, limit); len(taken.Events) != want {
+			t.Fatalf("cap %d: the snapshot holds %d live Events, want %d", limit, len(taken.Events), want)
 		}
-		if !bytes.Equal(file, taken.encode()) || n != len(file) {
-			t.Fatalf("cap %d: Write wrote %d bytes (reported %d) that are not the taken snapshot's %d", limit, len(file), n, len(taken.encode()))
+		if !bytes.Equal(file, taken.Encode()) || n != len(file) {
+			t.Fatalf("cap %d: Write wrote %d bytes (reported %d) that are not the taken snapshot's %d", limit, len(file), n, len(taken.Encode()))
 		}
 	}
 }
@@ -906,8 +844,8 @@ func TestSnapshotRestoreAcrossScopeChanges(t *testing.T) {
 // forgedCounters is a snapshot file with a valid checksum whose counters section holds n records
 // made by label (the six label values of record i) and nothing else.
 func forgedCounters(n int, label func(i int) [6]string) []byte {
-	base := (&snapshot{identity: testIdentity, written: t0.Unix(), ttl: 3600,
-		sources: []snapSource{{name: "all", contact: t0.Unix()}}}).encode()
+	base := (&snapshotfile.Snapshot{Identity: testIdentity, Written: t0.Unix(), TTL: 3600,
+		Sources: []snapshotfile.Source{{Name: "all", Contact: t0.Unix()}}}).Encode()
 	// The sections' lengths after the tombstones' are 0 (one byte each), then three values and
 	// the checksum: the counters' length is the byte before the last 3+24+4.
 	b := bytes.Clone(base[:len(base)-4-24-3])
@@ -921,7 +859,7 @@ func forgedCounters(n int, label func(i int) [6]string) []byte {
 	}
 	b = append(b, 0, 0)
 	b = append(b, make([]byte, 24)...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
 }
 
 // TestForgedSnapshotIsBounded: a snapshot file kubecause could not have written — more counter
@@ -1000,7 +938,7 @@ func TestSnapshotStaleTemporariesRemoved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _ = f.Write([]byte(snapshotMagic))
+		_, _ = f.Write([]byte(snapshotfile.Magic))
 		_ = f.Close()
 		stale = append(stale, f.Name())
 	}

@@ -114,13 +114,13 @@ func TestGapEstimateWithLateNotifications(t *testing.T) {
 // restart (older, and seen older alive in a relist) do not move it.
 func TestTTLIsTheTypicalAgeAtDeletion(t *testing.T) {
 	h := newHarness(t)
-	if got := h.e.eventTTL(); got != 3600 {
+	if got := h.e.ttl.eventTTL(); got != 3600 {
 		t.Fatalf("TTL before anything was seen = %d, want the default 3600", got)
 	}
 	aged := kubeletEvent(uid(1), "pod.1", 1, "FailedMount", msgS1)
 	aged.LastTimestamp = metav1.NewTime(t0.Add(-2 * time.Hour))
 	h.sync(aged)
-	if got := h.e.eventTTL(); got != 7200 {
+	if got := h.e.ttl.eventTTL(); got != 7200 {
 		t.Fatalf("TTL after a list showed an Event 2 h old = %d, want 7200", got)
 	}
 	// Events written at t0 and deleted at age: 20 expire at 5 min, 2 are deleted by hand at
@@ -141,18 +141,18 @@ func TestTTLIsTheTypicalAgeAtDeletion(t *testing.T) {
 	}
 	deleteAt(10*time.Second, 2)
 	deleteAt(5*time.Minute, 7)
-	if got := h.e.eventTTL(); got != 7200 {
+	if got := h.e.ttl.eventTTL(); got != 7200 {
 		t.Fatalf("TTL after 9 deletions = %d, want still 7200 (too few to tell)", got)
 	}
 	deleteAt(5*time.Minute, 13)
 	deleteAt(700*time.Second, 6)
-	if got := h.e.eventTTL(); got != 300 {
+	if got := h.e.ttl.eventTTL(); got != 300 {
 		t.Fatalf("TTL after 20 expiries at 5 min, 2 hand deletions at 10 s and 6 renewed leases at 700 s = %d, want 300", got)
 	}
 	alive := kubeletEvent(uid(99), "pod.99", 1, "FailedMount", msgS1)
 	alive.LastTimestamp = metav1.NewTime(h.now.Add(-11 * time.Minute))
 	h.sync(alive)
-	if got := h.e.eventTTL(); got != 300 {
+	if got := h.e.ttl.eventTTL(); got != 300 {
 		t.Fatalf("TTL after a relist showed an Event 11 min old (a renewed lease) = %d, want 300", got)
 	}
 }
@@ -195,7 +195,7 @@ func TestNamespaceDeletionsDoNotTeachTheTTL(t *testing.T) {
 			}
 		}
 	}
-	if got := h.e.eventTTL(); got < 38*60 {
+	if got := h.e.ttl.eventTTL(); got < 38*60 {
 		t.Errorf("TTL learnt = %d s, below the 38 min at which Events were seen alive", got)
 	}
 	// Restart 75 s after the snapshot: restored.
@@ -211,5 +211,54 @@ func TestNamespaceDeletionsDoNotTeachTheTTL(t *testing.T) {
 	h.sync(live...)
 	if got := h.value("kubecause_events_gap_estimated_lost_total", nil); got != 0 {
 		t.Errorf("estimated lost after a 98 s cut on a 1 h TTL = %v, want 0", got)
+	}
+}
+
+// TestGapEstimate: Events created and expired inside a watch gap leave nothing to count; their
+// occurrences are estimated from the rate of new Events before the gap and the part of the gap
+// longer than the Event TTL, learnt from the ages of the Events seen deleted.
+func TestGapEstimate(t *testing.T) {
+	h := newHarness(t)
+	var old []interface{}
+	for i := 100; i < 110; i++ {
+		ev := kubeletEvent(uid(i), fmt.Sprintf("old.%d", i), 2, "FailedMount", msgS1)
+		ev.LastTimestamp = metav1.NewTime(t0.Add(-90 * time.Minute))
+		old = append(old, ev)
+	}
+	h.sync(old...)
+	live := []interface{}{}
+	for i := 1; i <= 10; i++ { // 10 new Events in 100 s
+		h.now = t0.Add(time.Duration(i) * 10 * time.Second)
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(h.now), metav1.NewTime(h.now)
+		h.add(ev)
+		live = append(live, ev)
+	}
+	// The oldest Events expire: 90 min after their last occurrence plus the 100 s: the TTL.
+	for _, ev := range old {
+		if err := h.src.Delete(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	estimate := func() float64 { return h.value("kubecause_events_gap_estimated_lost_total", nil) }
+	// A gap shorter than the TTL: whatever was created in it is still there, nothing estimated.
+	h.now = h.now.Add(30 * time.Minute)
+	h.sync(live...)
+	if got := estimate(); got != 0 {
+		t.Fatalf("estimate after a gap shorter than the TTL = %v, want 0", got)
+	}
+	// The watch runs 100 s more with 10 new Events, then is cut for 3 h: the Events created in
+	// its first 3 h − TTL expired before the relist, at 0.1 per second.
+	for i := 11; i <= 20; i++ {
+		h.now = h.now.Add(10 * time.Second)
+		ev := kubeletEvent(uid(i), fmt.Sprintf("pod.%d", i), 1, "FailedMount", msgS1)
+		ev.FirstTimestamp, ev.LastTimestamp = metav1.NewTime(h.now), metav1.NewTime(h.now)
+		h.add(ev)
+	}
+	ttl := 90*60 + 100
+	h.now = h.now.Add(3 * time.Hour)
+	h.sync()
+	if got, want := estimate(), 0.1*float64(3*3600-ttl); got != want {
+		t.Fatalf("estimate after a 3 h gap = %v, want %v (0.1 Events/s × (3 h − TTL %d s))", got, want, ttl)
 	}
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -157,35 +158,6 @@ func TestStreamedListIsBaselineThenDiffed(t *testing.T) {
 	}
 }
 
-// A PATCH of count repeats its Event's message: it is classified once, and a new message is
-// classified again.
-func TestClassificationIsMemoisedByMessage(t *testing.T) {
-	calls := 0
-	h := newHarness(t, func(c *Config) {
-		c.Classifier = testTable{calls: &calls}
-	})
-	h.sync()
-	for n := int32(1); n <= 5; n++ {
-		h.update(kubeletEvent(uidA, "pod.1", n, "FailedMount", msgS1))
-	}
-	h.expect("configmap_not_found", 5)
-	if calls != 1 {
-		t.Fatalf("classified %d times, want 1", calls)
-	}
-	h.update(kubeletEvent(uidA, "pod.1", 6, "FailedMount", "MountVolume.SetUp failed for volume \"tls\" : secret \"web-tls\" not found"))
-	if calls != 2 {
-		t.Fatalf("a new message was not classified again (%d calls)", calls)
-	}
-	for i := 0; i < maxClassified+10; i++ {
-		h.e.mu.Lock()
-		h.e.classify("FailedMount", fmt.Sprint(i))
-		h.e.mu.Unlock()
-	}
-	if n := len(h.e.classified); n > maxClassified {
-		t.Fatalf("memo holds %d entries, bound %d", n, maxClassified)
-	}
-}
-
 // A relist forgets exactly the Events of its source that it lacks, however many relists there
 // have been (the mark of a list generation wraps after 255) and whichever way the list was read.
 func TestRelistForgetsWhatItLacksAcrossManyRelists(t *testing.T) {
@@ -257,4 +229,99 @@ func TestStreamedListAfterManyBrokenAttempts(t *testing.T) {
 	if got := h.e.Tracked(); got != 1 {
 		t.Fatalf("tracked %d after the list that ended, want 1: the Events read only by broken attempts are gone", got)
 	}
+}
+
+func TestEventsPresentAtStartAreBaseline(t *testing.T) {
+	h := newHarness(t)
+	h.sync(kubeletEvent(uidA, "pod.1", 40, "FailedMount", msgS1), schedulerEvent(uidB, 12))
+	if got := h.occurrences("configmap_not_found"); got > 0 {
+		t.Fatalf("baseline counted: %v", got)
+	}
+	if got := h.value("kubecause_objects_affected_total", nil); got > 0 {
+		t.Fatalf("baseline counted as newly affected: %v", got)
+	}
+	// Live problems present at start are still shown per object.
+	if got := h.value("kubecause_object_events", map[string]string{"name": "mspider-mcpc-ckube-remote-0"}); got != 40 {
+		t.Fatalf("object view = %v, want 40", got)
+	}
+	h.update(kubeletEvent(uidA, "pod.1", 43, "FailedMount", msgS1))
+	h.update(schedulerEvent(uidB, 13))
+	h.expect("configmap_not_found", 3)
+	h.expect("scheduling_insufficient_resources", 1)
+}
+
+func TestRestartDoesNotJump(t *testing.T) {
+	first := newHarness(t)
+	first.sync()
+	first.add(kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1))
+	first.update(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1))
+	first.expect("configmap_not_found", 6)
+	// A new process sees the same Event in its first list: no occurrence, whatever its count.
+	second := newHarness(t)
+	second.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1))
+	if got := second.occurrences("configmap_not_found"); got > 0 {
+		t.Fatalf("restart replayed history: %v", got)
+	}
+	second.update(kubeletEvent(uidA, "pod.1", 7, "FailedMount", msgS1))
+	second.expect("configmap_not_found", 1)
+}
+
+func TestRelistDiffsAgainstRememberedState(t *testing.T) {
+	h := newHarness(t)
+	h.sync(kubeletEvent(uidA, "pod.1", 2, "FailedMount", msgS1), kubeletEvent(uidB, "pod.2", 1, "FailedMount", msgS1))
+	// Watch expired; while away A went 2 → 6, B expired, C was created.
+	h.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0))
+	h.expect("configmap_not_found", 4)
+	h.expect("scheduling_insufficient_resources", 1)
+	if got := h.value("kubecause_relists_total", nil); got != 1 {
+		t.Fatalf("relists = %v", got)
+	}
+	if got := h.e.Tracked(); got != 2 {
+		t.Fatalf("tracked = %d, want 2 (B forgotten)", got)
+	}
+	// The same list again (apiserver restart, nothing changed): nothing counted twice.
+	h.sync(kubeletEvent(uidA, "pod.1", 6, "FailedMount", msgS1), schedulerEvent(uidC, 0))
+	h.expect("configmap_not_found", 4)
+	h.expect("scheduling_insufficient_resources", 1)
+}
+
+// TestRelistCountsEventsCreatedInTheGap: the watch is cut (410 Gone, apiserver restart) and the
+// kubelet goes on writing. At the relist, an Event created in the gap adds all the occurrences it
+// carries; an expired Event re-created in the gap with its old count (first occurrence before the
+// gap, predecessor not seen) adds one, and the rest is reported as possibly lost.
+func TestRelistCountsEventsCreatedInTheGap(t *testing.T) {
+	h := newHarness(t)
+	h.sync()
+	a := kubeletEvent(uidA, "pod.1", 1, "FailedMount", msgS1)
+	h.add(a)
+	h.expect("configmap_not_found", 1)
+	// The watch breaks at t0; the relist comes five minutes later.
+	h.now = t0.Add(5 * time.Minute)
+	a3 := kubeletEvent(uidA, "pod.1", 3, "FailedMount", msgS1)
+	created := kubeletEvent(uidB, "pod.2", 4, "FailedMount", msgS1) // first at t0+2m, repeated 3 times since
+	created.FirstTimestamp = metav1.NewTime(t0.Add(2 * time.Minute))
+	created.LastTimestamp = metav1.NewTime(t0.Add(4 * time.Minute))
+	recreated := kubeletEvent(uidC, "pod.3", 5, "FailedMount", msgS1) // first occurrence 30 min before
+	recreated.FirstTimestamp = metav1.NewTime(t0.Add(-30 * time.Minute))
+	recreated.LastTimestamp = metav1.NewTime(t0.Add(3 * time.Minute))
+	h.sync(a3, created, recreated)
+	// 1 + (3-1) + 4 + 1
+	h.expect("configmap_not_found", 8)
+	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
+		t.Fatalf("kubecause_events_possibly_lost_total = %v, want 4 (the re-created Event's count beyond the one counted)", got)
+	}
+	// The same list again: nothing counted twice, nothing more lost.
+	h.now = h.now.Add(time.Minute)
+	h.sync(a3, created, recreated)
+	h.expect("configmap_not_found", 8)
+	if got := h.value("kubecause_events_possibly_lost_total", nil); got != 4 {
+		t.Fatalf("possibly lost after an unchanged relist = %v, want 4", got)
+	}
+	// The watch is cut again and resumes from its resource version (an apiserver restart that kept
+	// etcd): the Event created in the gap arrives as an ADD and adds its whole count.
+	h.now = h.now.Add(3 * time.Minute)
+	inGap := kubeletEvent("3c4d5e6f-7081-4cad-9e2f-a3b4c5d6e7f8", "pod.4", 3, "FailedMount", msgS1)
+	inGap.FirstTimestamp = metav1.NewTime(h.now.Add(-time.Minute))
+	h.add(inGap)
+	h.expect("configmap_not_found", 11)
 }
