@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -170,10 +171,10 @@ func TestPrometheusOperator(t *testing.T) {
 		return string(out)
 	}
 
-	// docs/install.md, "With Helm", for kube-prometheus-stack.
-	notes := helmRun("install", "kubecause", "deploy/helm/kubecause", "--namespace", "kubecause",
-		"--set", "serviceMonitor.enabled=true", "--set", "serviceMonitor.labels.release="+kpsRelease,
-		"--set", "prometheusRule.enabled=true", "--set", "prometheusRule.labels.release="+kpsRelease)
+	// docs/install.md, "With prometheus-operator / kube-prometheus-stack".
+	kpsValues := []string{"--set", "serviceMonitor.enabled=true", "--set", "serviceMonitor.labels.release=" + kpsRelease,
+		"--set", "prometheusRule.enabled=true", "--set", "prometheusRule.labels.release=" + kpsRelease}
+	notes := helmRun(append([]string{"install", "kubecause", "deploy/helm/kubecause", "--namespace", "kubecause"}, kpsValues...)...)
 	t.Logf("helm install:\n%s", notes)
 	for _, want := range []string{
 		"ServiceMonitor kubecause/kubecause is selected by Prometheus " + kpsNamespace + "/" + kpsProm + ".",
@@ -309,6 +310,47 @@ func TestPrometheusOperator(t *testing.T) {
 		if !strings.Contains(notes, want) {
 			t.Errorf("the notes lack %q", want)
 		}
+	}
+
+	// A Prometheus that takes rules only from labelled namespaces (kube-prometheus-stack's
+	// prometheus.prometheusSpec.ruleNamespaceSelector), the labels right again: the notes blame the
+	// namespace selector until the release namespace has the label, as the operator does.
+	patch := []byte(`{"spec":{"ruleNamespaceSelector":{"matchLabels":{"monitoring":"enabled"}}}}`)
+	_, err = dyn.Resource(gvr("prometheuses")).Namespace(kpsNamespace).Patch(ctx, kpsProm, types.MergePatchType, patch, metav1.PatchOptions{})
+	check(t, err)
+	notes = helmRun(append([]string{"upgrade", "kubecause", "deploy/helm/kubecause", "--namespace", "kubecause"}, kpsValues...)...)
+	t.Logf("helm upgrade, the rules' namespace not selected:\n%s", notes)
+	// The job comes back in the same sync that writes the rule ConfigMaps (they are written first).
+	err = framework.Poll(ctx, 60*time.Second, func() (bool, error) {
+		return scrapeJob(generatedPromConfig(ctx, t, c), job) != nil, nil
+	})
+	check(t, err)
+	if ruleFileOf(ctx, t, c, ruleKey) != "" {
+		t.Errorf("the operator loads the rules from namespace kubecause, which its ruleNamespaceSelector does not select")
+	}
+	for _, want := range []string{
+		"ServiceMonitor kubecause/kubecause is selected by Prometheus " + kpsNamespace + "/" + kpsProm + ".",
+		"WARNING: no Prometheus selects PrometheusRule kubecause/kubecause",
+		`Prometheus monitoring/kube-prometheus-stack-prometheus: ruleNamespaceSelector {"matchLabels":{"monitoring":"enabled"}} does not match namespace kubecause`,
+		"Label namespace kubecause as the namespace selector wants, or put the PrometheusRule in a namespace it selects (prometheusRule.namespace).",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes lack %q", want)
+		}
+	}
+	if strings.Contains(notes, "Set prometheusRule.labels") {
+		t.Errorf("the notes ask for other labels, but the PrometheusRule's labels are selected")
+	}
+	ns := must[*corev1.Namespace](t)(c.Client.CoreV1().Namespaces().Get(ctx, "kubecause", metav1.GetOptions{}))
+	ns.Labels["monitoring"] = "enabled"
+	_ = must[*corev1.Namespace](t)(c.Client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}))
+	err = framework.Poll(ctx, 60*time.Second, func() (bool, error) { return ruleFileOf(ctx, t, c, ruleKey) != "", nil })
+	if err != nil {
+		t.Fatalf("the operator did not load the rules once namespace kubecause has the label: %v", err)
+	}
+	notes = helmRun(append([]string{"upgrade", "kubecause", "deploy/helm/kubecause", "--namespace", "kubecause"}, kpsValues...)...)
+	if want := "PrometheusRule kubecause/kubecause is selected by Prometheus " + kpsNamespace + "/" + kpsProm + "."; !strings.Contains(notes, want) {
+		t.Errorf("with the namespace labelled, the notes lack %q:\n%s", want, notes)
 	}
 	t.Logf("whole test %s", time.Since(start).Round(time.Millisecond))
 }

@@ -60,6 +60,8 @@ One object's lines: (list $ kind object values-key selector-field namespace-sele
 {{- $nsLabels := dict -}}
 {{- $selectedBy := list -}}
 {{- $why := list -}}
+{{- $labelFix := false -}}
+{{- $nsFix := false -}}
 {{- range $proms -}}
 {{- $p := printf "%s/%s" .metadata.namespace .metadata.name -}}
 {{- $sel := get .spec $selField -}}
@@ -86,10 +88,13 @@ One object's lines: (list $ kind object values-key selector-field namespace-sele
 {{- else if not $selOK -}}
 {{- $missing := include "kubecause.selectorMissing" (list $sel $labels) -}}
 {{- $reason = printf "%s %s does not match the %s's labels%s" $selField (toJson $sel) $kind (ternary "" (printf " (missing label %s)" $missing) (eq $missing "")) -}}
+{{- $labelFix = true -}}
 {{- else if not (kindIs "map" $nsSel) -}}
 {{- $reason = printf "%s is not set: only %s in namespace %s" $nsSelField $kind .metadata.namespace -}}
+{{- $nsFix = true -}}
 {{- else -}}
 {{- $reason = printf "%s %s does not match namespace %s" $nsSelField (toJson $nsSel) $ns -}}
+{{- $nsFix = true -}}
 {{- end -}}
 {{- $why = append $why (printf "Prometheus %s: %s" $p $reason) -}}
 {{- end -}}
@@ -101,7 +106,12 @@ WARNING: no Prometheus selects {{ $kind }} {{ $ns }}/{{ $obj.metadata.name }}: {
 {{- range $why }}
   {{ . }}
 {{- end }}
+{{- if $labelFix }}
   Set {{ $valuesKey }}.labels to what the Prometheus selects (kube-prometheus-stack: --set {{ $valuesKey }}.labels.release=<its release name>).
+{{- end }}
+{{- if $nsFix }}
+  Label namespace {{ $ns }} as the namespace selector wants, or put the {{ $kind }} in a namespace it selects ({{ $valuesKey }}.namespace).
+{{- end }}
 {{- end -}}
 {{- end -}}
 
