@@ -30,6 +30,7 @@ import (
 	"github.com/kubecause/kubecause/deploy"
 	"github.com/kubecause/kubecause/e2e/framework"
 	"github.com/kubecause/kubecause/internal/repo"
+	"github.com/kubecause/kubecause/internal/testenv"
 )
 
 // What kube-prometheus-stack 88.5.3 (appVersion v0.93.1, the operator built here) creates for a
@@ -125,9 +126,12 @@ templates:
 func TestPrometheusOperator(t *testing.T) {
 	ctx := testContext(t)
 	po, err := framework.FindPromOperator()
-	check(t, err)
-	helm := must[string](t)(deploy.Tool("helm"))
+	testenv.Require(t, err, "prometheus-operator, amtool and the CRDs", "make deps (hack/deps/24-prometheus-operator.sh)")
+	helm, err := deploy.Tool("helm")
+	testenv.Require(t, err, "helm", "make deps (hack/deps/30-deploy-tools.sh)")
 	promtool := filepath.Join(framework.CacheDir(), "bin", "promtool3")
+	_, err = os.Stat(promtool)
+	testenv.Require(t, err, "promtool3", "make deps (hack/deps/22-prometheus3.sh)")
 	root := must[string](t)(repo.Root())
 
 	dir := t.TempDir()

@@ -36,7 +36,7 @@ func FindPromOperator() (PromOperatorAssets, error) {
 	crds, _ := filepath.Glob(filepath.Join(dir, "crds", "*.yaml"))
 	a.CRDs = crds
 	if !executable(a.Operator) || !executable(a.Amtool) || len(crds) == 0 {
-		return a, fmt.Errorf("prometheus-operator %s, amtool %s or the CRDs missing in %s: run hack/deps/24-prometheus-operator.sh",
+		return a, fmt.Errorf("prometheus-operator %s, amtool %s or the CRDs not in %s",
 			PromOperatorVersion, AlertmanagerVersion, dir)
 	}
 	return a, nil
