@@ -14,13 +14,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -291,32 +289,7 @@ func installCRDs(ctx context.Context, t *testing.T, a *applier, dyn dynamic.Inte
 	if len(crdFiles) == 0 {
 		t.Fatal("no CRDs in deploy/test/crds")
 	}
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, f := range crdFiles {
-		objs := must[[]deploy.Object](t)(deploy.ParseManifests(must[[]byte](t)(os.ReadFile(f))))
-		for _, o := range objs {
-			check(t, a.apply(ctx, o, false))
-			name := o.Meta("name")
-			err := framework.Poll(ctx, 30*time.Second, func() (bool, error) {
-				crd, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return false, nil
-				}
-				conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-				for _, cond := range conds {
-					m, _ := cond.(map[string]any)
-					if m["type"] == "Established" && m["status"] == "True" {
-						return true, nil
-					}
-				}
-				return false, nil
-			})
-			if err != nil {
-				t.Fatalf("CRD %s not established: %v", name, err)
-			}
-		}
-	}
-	a.mapper.Reset()
+	installCRDFiles(ctx, t, a, dyn, crdFiles)
 }
 
 // TestDeployInstallRun installs the kustomize base for real on a cluster without istio-system and

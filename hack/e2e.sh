@@ -6,9 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export KUBECAUSE_CACHE=${KUBECAUSE_CACHE:-$HOME/.cache/kubecause}
 export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$KUBECAUSE_CACHE/kubebuilder-assets}
-# Builds the control plane, kube-state-metrics, Prometheus 3, the kubelet and containerd once per version (cached), links the assets.
+# Builds the control plane, kube-state-metrics, Prometheus 3, prometheus-operator with amtool, the kubelet and
+# containerd once per version (cached), links the assets.
 bash hack/deps/20-e2e-tools.sh
 bash hack/deps/22-prometheus3.sh
+bash hack/deps/24-prometheus-operator.sh
 bash hack/deps/26-containerd2.sh
 # The binary under test is the tree's, never a stale one (a cache hit when make build just ran).
 go build -ldflags "$(bash hack/ldflags.sh)" -o bin/kubecause ./exporter/cmd/kubecause
