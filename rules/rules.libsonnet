@@ -285,9 +285,10 @@ local lib = import 'lib.libsonnet';
           %(inState)s unless on (%(cl)s, namespace, pod) %(workload)s
         ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload }),
       ]),
-      // Incidents: per platform cause and shared target, the workloads whose pods fail on it.
-      // Causes whose target is a node (the cause table's `target: node`) also get the `node`
-      // label, so that the node's own alerts and the incident can inhibit each other.
+      // Pods failing for a platform cause. Incidents: per platform cause and shared target, the
+      // workloads whose pods fail on it; causes whose target is a node (the cause table's
+      // `target: node`) also get the `node` label, so that the node's own alerts and the
+      // incident can inhibit each other. And the pods stuck, which the pod-start SLO reads.
       group('kubecause-incidents', [
         record(rec.incidentPods, |||
           count by (%(cl)s, namespace, workload_type, workload, cause, target, target_kind) (
@@ -304,6 +305,14 @@ local lib = import 'lib.libsonnet';
           or
           count by (%(cl)s, cause, target) (%(pods)s{target_kind!="node"})
         ||| % { cl: cl, pods: rec.incidentPods }),
+        // Pods that have not started and show a platform root cause now: while there are
+        // some, the outage goes on even when no new pod starts (the short window of the
+        // burn alerts would otherwise see no starts and resolve while pods are broken).
+        record(podStartStuckRecord, |||
+          count by (%(cl)s) (
+            max by (%(cl)s, namespace, pod) (%(failing)s)
+          )
+        ||| % { cl: cl, failing: lib.withCause(cfg, rec.podFailing, lib.podStartProps) }),
       ]),
       // Controllers that cannot create their pods or gave up (cause category workload), on
       // objects still short of ready pods (ReplicaSet, StatefulSet, DaemonSet) or unfinished
@@ -442,14 +451,6 @@ local lib = import 'lib.libsonnet';
         name: 'kubecause-slo-pod-start',
         interval: cfg.sloEvaluationInterval,
         rules: [
-          // Pods that have not started and show a platform root cause now: while there are
-          // some, the outage goes on even when no new pod starts (the short window of the
-          // burn alerts would otherwise see no starts and resolve while pods are broken).
-          record(podStartStuckRecord, |||
-            count by (%(cl)s) (
-              max by (%(cl)s, namespace, pod) (%(failing)s)
-            )
-          ||| % { cl: cl, failing: lib.withCause(cfg, rec.podFailing, lib.podStartProps) }),
           {
             record: podStartsRecord(short),
             // Every pod seen in the window counts 0 or 1, so the record exists (and is 0) in a
