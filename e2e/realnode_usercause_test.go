@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,6 +61,7 @@ var userCauseTable = [][2]string{
 // on-call gets the incident of that target (its description linking the user's runbook) and
 // not the per-pod alerts it inhibits (which link it too); the pod-start SLO counts the three pods
 // (podStart: platform), and /problems shows them and their incident with the user's runbook.
+// The user then fixes the cause (the directory exists): the incident resolves, once.
 func TestRealNodeUserCause(t *testing.T) {
 	ctx := testContext(t)
 	const ns = userCauseNS
@@ -130,13 +132,29 @@ func TestRealNodeUserCause(t *testing.T) {
 	check(t, waitInhibited(ctx, s, perPod, incident, len(incidentDeployments)))
 
 	checkUserCauseProblems(t, s, ns, dir, pods)
+
+	// The user's fix: the agent's directory exists on the node (as the agent creates it when it
+	// runs there). The kubelet's next mount attempt succeeds, the pods start, and the incident
+	// resolves with one resolved notification; the per-pod alerts it muted resolve unsent.
+	check(t, os.MkdirAll(dir, 0o755))
+	fixed := time.Now()
+	resolved, err := s.Webhook.WaitResolved(resolveTimeout, incident)
+	check(t, err)
+	t.Logf("incident resolved %s after the directory was created: %v", time.Since(fixed).Round(time.Second), resolved)
+	sent := map[string]int{}
 	for _, n := range s.Webhook.All() {
+		if n.Labels["alertname"] == incident["alertname"] && n.Labels["cause"] == userCause && n.Labels["target"] == dir {
+			sent[n.Status]++
+		}
 		if n.Labels["namespace"] == ns {
 			t.Errorf("a per-pod notification reached the pager although the incident inhibits it: %v", n)
 		}
 	}
+	if sent["resolved"] != 1 {
+		t.Errorf("the incident of %s: %d resolved notifications, want one (firing: %d)", dir, sent["resolved"], sent["firing"])
+	}
 	recordRealMessages(t, s)
-	t.Logf("the user's cause %s: paged as one incident of %s, its runbook linked, counted in the SLO, on /problems; %s after the Deployments were created",
+	t.Logf("the user's cause %s: paged as one incident of %s, its runbook linked, counted in the SLO, on /problems, resolved by the fix; %s after the Deployments were created",
 		userCause, dir, time.Since(start).Round(time.Second))
 }
 

@@ -24,6 +24,6 @@ for f in "${sources[@]}"; do
 	jsonnet-lint -J . "$f"
 done
 promtool check rules --lint-fatal rules/generated/kubecause-alerts.yaml rules/generated/kubecause-rules.yaml >/dev/null
-out=$(cd "$(mktemp -d)" && pint -n -o -l WARN lint "$OLDPWD/rules/generated" 2>&1) || { echo "$out" >&2; exit 1; }
+out=$(cd "$(mktemp -d)" && pint --config "$OLDPWD/rules/pint.hcl" -n -o -l WARN lint "$OLDPWD/rules/generated" 2>&1) || { echo "$out" >&2; exit 1; }
 if [ -n "$out" ]; then echo "$out" >&2; exit 1; fi
 echo "mixin lint: ok"

@@ -15,7 +15,8 @@ import (
 // properties of kubecause_cause_info (category, symptom, pod_start, target_kind, symptom_of), so
 // a cause of the user's own table pages like a built-in one. Two names are the exporter's, not
 // the table's choice: unknown (the loader requires it: no rule matched) and the crash loop that
-// kube-state-metrics' OOMKilled renames (_config.oomRefines), in that one record.
+// kube-state-metrics' OOMKilled renames (_config.oomRefines): the crash loop selected in the
+// record of OOM-killed crash loops, the name it gets in the record of the pods' causes.
 func TestNoCauseNames(t *testing.T) {
 	var oom struct{ From, To string }
 	mixintest.Jsonnet(t, `(import "mixin.libsonnet")._config.oomRefines`, &oom)
@@ -26,8 +27,11 @@ func TestNoCauseNames(t *testing.T) {
 			for _, r := range g.Rules {
 				where := g.Name + "/" + r.Record + r.Alert
 				s := r.Expr
-				if r.Record == "namespace_pod_cause:kubecause_pod_causes:max" {
-					s = strings.NewReplacer(`cause="`+oom.From+`"`, "", `"cause", "`+oom.To+`"`, "").Replace(s)
+				switch r.Record {
+				case "namespace_pod_cause:kubecause_pod_oom_crash_loop:max":
+					s = strings.Replace(s, `{cause="`+oom.From+`"}`, "", 1)
+				case "namespace_pod_cause:kubecause_pod_causes:max":
+					s = strings.Replace(s, `"cause", "`+oom.To+`"`, "", 1)
 				}
 				texts = append(texts, text{where, s})
 				for k, v := range r.Labels {

@@ -10,39 +10,43 @@
   // keeps one), so every join on it is one-to-one. Rules select causes by these labels, never
   // by name: a cause of the user's own table pages like a built-in one.
   causeInfoLabels:: ['category', 'symptom', 'symptom_of', 'pod_start', 'target_kind', 'runbook_url'],
-  causeInfo(cfg)::
-    local by = std.join(', ', [cfg.clusterLabel, 'cause'] + $.causeInfoLabels);
+  // Each cause's properties as each table the exporters serve gives them, value that table's
+  // version (records.causeTableVersion).
+  causeTableVersion(cfg)::
     |||
-      count by (%(by)s) (
-        topk by (%(cl)s, cause) (1,
-          max by (%(by)s) (
-            %(info)s
-            * ignoring (%(props)s) group_left ()
-            %(version)s
-          )
-        )
+      max by (%(by)s) (
+        %(info)s
+        * ignoring (%(props)s) group_left ()
+        %(version)s
       )
     ||| % {
-      by: by,
-      cl: cfg.clusterLabel,
+      by: std.join(', ', [cfg.clusterLabel, 'cause'] + $.causeInfoLabels),
       props: std.join(', ', ['cause'] + $.causeInfoLabels),
       info: $.tolerant(cfg, 'kubecause_cause_info{%s}' % cfg.kubecauseSelector),
       version: $.tolerant(cfg, 'kubecause_causes_table_version{%s}' % cfg.kubecauseSelector),
     },
+  // The newest table's properties of each cause, from versions (records.causeTableVersion or
+  // the expression of it).
+  causeInfo(cfg, versions)::
+    |||
+      count by (%(by)s) (
+        topk by (%(cl)s, cause) (1,
+          %(versions)s
+        )
+      )
+    ||| % {
+      by: std.join(', ', [cfg.clusterLabel, 'cause'] + $.causeInfoLabels),
+      cl: cfg.clusterLabel,
+      versions: std.strReplace(std.rstripChars(versions, '\n'), '\n', '\n    '),
+    },
 
-  // `x and on (cluster, cause) <the causes whose properties match>`: x restricted by property.
-  // inline: read the exporters' series rather than the record, for a rule of another group (a
-  // record of another group is read out of step); while two tables disagree, a cause either
-  // gives the property to is selected.
-  withCause(cfg, x, props, inline=false)::
-    '%s and on (%s, cause) %s' % [
-      x,
-      cfg.clusterLabel,
-      if inline then $.tolerant(cfg, 'kubecause_cause_info{%s, %s}' % [cfg.kubecauseSelector, props]) else '%s{%s}' % [$.records.causeInfo, props],
-    ],
+  // `x and on (cluster, cause) <the causes whose properties match>`: x restricted by property,
+  // as the newest table gives them (records.causeInfo).
+  withCause(cfg, x, props):: '%s and on (%s, cause) %s{%s}' % [x, cfg.clusterLabel, $.records.causeInfo, props],
 
   // The properties that make a cause a platform root cause: it counts against the pod-start SLO.
-  podStartProps:: 'pod_start="platform", symptom="false"',
+  podStartPropValues:: { pod_start: 'platform', symptom: 'false' },
+  podStartProps:: std.join(', ', ['%s="%s"' % [k, $.podStartPropValues[k]] for k in std.objectFields($.podStartPropValues)]),
 
   // A template for the runbook_url annotation: the runbook of the cause in $labels.cause, read
   // from its own runbook_url label (the table the exporter loaded, the user's included); the
@@ -52,24 +56,19 @@
     '{{ with printf `%s{%s=%%q, cause=%%q, runbook_url!=""}` $labels.%s $labels.cause | query }}{{ . | first | label "runbook_url" }}{{ else }}%s{{ end }}' % [$.records.causeInfo, cfg.clusterLabel, cfg.clusterLabel, fallback],
 
   // Recording rule: one series per state source (source="kube-state-metrics" or "kubecause")
-  // that was scraped in the last stateSourceOutageTolerance and has no target up now.
-  stateMissingRecord:: 'cluster:kubecause_state_source_missing:info',
+  // that was scraped in the last stateSourceOutageTolerance and has no target up now. The one
+  // definition of "a state source is missing": every held() record reads it.
+  stateMissingRecord:: $.records.stateMissing,
   stateMissing(cfg)::
-    |||
-      label_replace(
-        max by (%(cl)s) (max_over_time(up{%(ksm)s}[%(tol)s]))
-        unless on (%(cl)s)
-        max by (%(cl)s) (up{%(ksm)s} == 1),
-        "source", "kube-state-metrics", "", ""
-      )
-      or
+    local missing(source, sel) = |||
       label_replace(
         max by (%(cl)s) (max_over_time(up{%(sel)s}[%(tol)s]))
         unless on (%(cl)s)
         max by (%(cl)s) (up{%(sel)s} == 1),
-        "source", "kubecause", "", ""
+        "source", "%(source)s", "", ""
       )
-    ||| % { cl: cfg.clusterLabel, ksm: cfg.kubeStateMetricsSelector, sel: cfg.kubecauseSelector, tol: cfg.stateSourceOutageTolerance },
+    ||| % { cl: cfg.clusterLabel, sel: sel, tol: cfg.stateSourceOutageTolerance, source: source };
+    missing('kube-state-metrics', cfg.kubeStateMetricsSelector) + 'or\n' + missing('kubecause', cfg.kubecauseSelector),
 
   // A series read so that a scrape gap does not make it vanish: the last sample within
   // staleTolerance (a restart, one failed scrape). fn, when given, reads the series over window
@@ -82,16 +81,14 @@
     $.tolerant(cfg, '%s{%s%s}' % [metric, cfg.kubeStateMetricsSelector, if matchers == '' then '' else ', ' + matchers], fn, window),
 
   // The expression of a recording rule that the alerts read: expr while every state source is
-  // scraped; while one is missing (stateMissingRecord), the record's own last value. A firing
+  // scraped; while one is missing (records.stateMissing), the record's own last value. A firing
   // alert then neither resolves nor notifies again during a kube-state-metrics or kubecause
   // outage of up to stateSourceOutageTolerance, and what was gone before the outage (a deleted
   // pod, a state that ended) stays gone: reading the sources' series over the outage would
   // bring back every series of that window. The record is read as an instant vector, its value
   // at the last evaluation: a range (last_over_time) would bring back a state that ended a few
   // evaluations before the source went (rules/tests/held.yaml).
-  // inline: read which source is missing from stateMissing() rather than its record (for a
-  // record outside the record's group).
-  held(cfg, record, expr, inline=false)::
+  held(cfg, record, expr)::
     |||
       (
         %(expr)s
@@ -102,14 +99,27 @@
     ||| % {
       expr: std.strReplace(std.rstripChars(expr, '\n'), '\n', '\n  '),
       cl: cfg.clusterLabel,
-      missing: if inline then '(\n  %s)' % std.strReplace(std.rstripChars($.stateMissing(cfg), '\n'), '\n', '\n  ') else $.stateMissingRecord,
+      missing: $.records.stateMissing,
       record: record,
     },
 
-  // The recording rules every pod alert reads (rules/rules.libsonnet writes them).
+  // The recording rules (rules/rules.libsonnet writes them, one group per concern; a rule
+  // reads only records above it, so the file order is an evaluation order).
   records:: {
+    // Which state source is missing (stateMissing), read by every held() record.
+    stateMissing: 'cluster:kubecause_state_source_missing:info',
+    // Each cause's properties per table served, value the table's version; the newest table's.
+    causeTableVersion: 'cluster_cause:kubecause_cause_table_version:max',
     causeInfo: 'cluster_cause:kubecause_cause_info:latest',
+    // The workload of ReplicaSets and Jobs (workload_type and workload labels: a Deployment, a
+    // CronJob), of the pods they own, and of every pod; the node of every pod.
+    replicaSetOwner: 'namespace_replicaset:kubecause_replicaset_owner:info',
+    jobOwner: 'namespace_job:kubecause_job_owner:info',
+    podOwnerViaReplicaSet: 'namespace_pod:kubecause_pod_owner_via_replicaset:info',
+    podOwnerViaJob: 'namespace_pod:kubecause_pod_owner_via_job:info',
     podOwner: 'namespace_pod:kubecause_pod_owner:info',
+    podNode: 'namespace_pod:kubecause_pod_node:info',
+    podUnowned: 'namespace_pod:kubecause_pod_unowned:info',
     podWorkload: 'namespace_pod:kubecause_pod_workload:info',
     // The pod's state, one series per pod, value 1 (see podState below).
     state: {
@@ -124,24 +134,46 @@
     // The pod's live causes: its root causes, its symptoms only when it has no root cause of
     // any category, and a crash loop of a container the kernel OOM-killed named oom_killed.
     podRoots: 'namespace_pod_cause:kubecause_pod_root_causes:max',
+    podOomCrashLoop: 'namespace_pod_cause:kubecause_pod_oom_crash_loop:max',
     podCauses: 'namespace_pod_cause:kubecause_pod_causes:max',
-    // A live cause whose category's state holds.
+    // A live cause whose category's state holds: per state, and all of them.
+    podCauseInStateOf: {
+      [k]: 'namespace_pod_cause:kubecause_pod_in_state_%s:max' % { notStarted: 'not_started', unhealthy: 'unhealthy', unschedulable: 'unschedulable', terminated: 'terminated' }[k]
+      for k in std.objectFields($.records.state)
+    },
     podCauseInState: 'namespace_pod_cause:kubecause_pod_in_state:max',
     // The pods failing now: podCauseInState with the pod's node and workload. Every per-pod
     // alert and the incident alert select from it.
     podFailing: 'namespace_pod_cause:kubecause_pod_failing:max',
-    // The controllers' failures (ReplicaSet, StatefulSet, DaemonSet, Job) on objects still
-    // short of pods or unfinished, with the workload the user manages.
+    // Per workload, platform cause and target: its pods failing (target_kind of the cause).
+    incidentPods: 'namespace_workload_cause:kubecause_pod_start_failing_pods:count',
     // Per platform cause and target, how many workloads have pods failing on it (the
     // incident); a target that is a node is also its `node` label.
     incidentWorkloads: 'cluster_cause_target:kubecause_failing_workloads:count',
+    // Controllers short of ready pods (a Job: unfinished), per kind and all (kind, name labels).
+    controllerShort: {
+      ReplicaSet: 'namespace_replicaset:kubecause_replicaset_pods_short:max',
+      StatefulSet: 'namespace_statefulset:kubecause_statefulset_pods_short:max',
+      DaemonSet: 'namespace_daemonset:kubecause_daemonset_pods_short:max',
+      Job: 'namespace_job:kubecause_job_unfinished:max',
+    },
+    controllersShort: 'namespace_object:kubecause_controller_pods_short:max',
+    // The controllers' failures (ReplicaSet, StatefulSet, DaemonSet, Job) on objects still
+    // short of pods or unfinished, with the workload the user manages.
     workloadEvents: 'namespace_object_cause:kubecause_workload_events:max',
     workloadOwned: 'namespace_object_cause:kubecause_workload_owned:max',
+    workloadUnowned: 'namespace_object_cause:kubecause_workload_unowned:max',
     workloadFailing: 'namespace_workload_cause:kubecause_workload_failing:max',
     // Nodes whose pressure alert (KubecauseNodePressure, or kubernetes-mixin's KubeNodePressure)
     // fires: value 1, no series otherwise (the evictions such a pressure explains).
     nodePressureHeld: 'cluster_node:kubecause_node_pressure_held:max',
-    // The state each alert below reads, one series per object that is in it (objectState).
+    // Intermediate state of claims, containers and nodes.
+    pvcEvents: 'namespace_persistentvolumeclaim_cause:kubecause_object_events:max',
+    pvcPending: 'namespace_persistentvolumeclaim:kubecause_pvc_pending:max',
+    pvcPendingUsed: 'namespace_persistentvolumeclaim:kubecause_pvc_pending_used:max',
+    containerWaiting: 'namespace_pod_container_reason:kubecause_container_waiting:max',
+    nodeCordoned: 'cluster_node:kubecause_node_cordoned:max',
+    // The state each alert below reads, one series per object that is in it (held()).
     pvcProvisioningFailing: 'namespace_persistentvolumeclaim_cause:kubecause_pvc_provisioning_failing:max',
     pvcPendingUnexplained: 'namespace_persistentvolumeclaim:kubecause_pvc_pending_unexplained:max',
     pvcTerminating: 'namespace_persistentvolumeclaim:kubecause_pvc_deletion_timestamp:max',
@@ -196,89 +228,6 @@
     terminated: 'max by (%(clusterLabel)s, namespace, pod) (%(t)s) == 1\n' % (cfg { t: $.ksm(cfg, 'kube_pod_status_phase', 'phase=~"Failed|Succeeded"') }),
   },
 
-  // The state of claims, containers, Services and nodes the other alerts need, each recorded
-  // (records above, through held()) and read by one alert.
-  objectState(cfg)::
-    local sel = cfg.kubecauseSelector;
-    // Node alerts skip cordoned nodes when excludeCordonedNodes is set.
-    local unlessCordoned =
-      if cfg.excludeCordonedNodes then |||
-        unless on (%(clusterLabel)s, node)
-        (max by (%(clusterLabel)s, node) (%(unsched)s) == 1)
-      ||| % (cfg { unsched: $.ksm(cfg, 'kube_node_spec_unschedulable') }) else '';
-    {
-      // A claim Pending with a live storage cause.
-      pvcProvisioningFailing: |||
-        max by (%(clusterLabel)s, namespace, persistentvolumeclaim, cause) (
-          label_replace(%(view)s, "persistentvolumeclaim", "$1", "name", "(.+)")
-        )
-        and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-        (max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1)
-      ||| % (cfg {
-               view: $.withCause(cfg, $.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim"}' % sel), 'category="storage"', inline=true),
-               pending: $.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
-             }),
-      // A claim a pod uses, Pending, that no live Event with a known cause explains.
-      pvcPendingUnexplained: |||
-        (
-          max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(pending)s) == 1
-          and on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-          max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(used)s)
-        )
-        * on (%(clusterLabel)s, namespace, persistentvolumeclaim) group_left (storageclass)
-        max by (%(clusterLabel)s, namespace, persistentvolumeclaim, storageclass) (%(info)s)
-        unless on (%(clusterLabel)s, namespace, persistentvolumeclaim)
-        label_replace(%(view)s, "persistentvolumeclaim", "$1", "name", "(.+)")
-      ||| % (cfg {
-               pending: $.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"'),
-               used: $.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'),
-               info: $.ksm(cfg, 'kube_persistentvolumeclaim_info'),
-               view: $.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim", cause!="unknown"}' % sel),
-             }),
-      // A deleted claim that still exists: value its deletion timestamp.
-      pvcTerminating: |||
-        max by (%(clusterLabel)s, namespace, persistentvolumeclaim) (%(deleted)s) > 0
-      ||| % (cfg { deleted: $.ksm(cfg, 'kube_persistentvolumeclaim_deletion_timestamp') }),
-      // A container waiting (over flapWindow: one that runs a minute between crashes still
-      // counts) in a pod that exists, is not Ready and has no live cause.
-      containerWaitingUnexplained: |||
-        max by (%(clusterLabel)s, namespace, pod, container, reason) (%(waiting)s) == 1
-        and on (%(clusterLabel)s, namespace, pod)
-        max by (%(clusterLabel)s, namespace, pod) (%(info)s)
-        unless on (%(clusterLabel)s, namespace, pod)
-        max by (%(clusterLabel)s, namespace, pod) (%(ready)s) == 1
-        unless on (%(clusterLabel)s, namespace, pod)
-        %(causes)s
-      ||| % (cfg {
-               waiting: $.ksm(cfg, 'kube_pod_container_status_waiting_reason', 'reason=~"CrashLoopBackOff|CreateContainerError|CreateContainerConfigError|RunContainerError"', 'max_over_time', cfg.flapWindow),
-               info: $.ksm(cfg, 'kube_pod_info'),
-               ready: $.ksm(cfg, 'kube_pod_status_ready', 'condition="true"', 'min_over_time', cfg.recoveredAfter),
-               causes: $.records.podCauses,
-             }),
-      // A LoadBalancer Service without an ingress address.
-      loadBalancerNoAddress: |||
-        max by (%(clusterLabel)s, namespace, service) (%(type)s) == 1
-        unless on (%(clusterLabel)s, namespace, service)
-        max by (%(clusterLabel)s, namespace, service) (%(ingress)s)
-      ||| % (cfg {
-               type: $.ksm(cfg, 'kube_service_spec_type', 'type="LoadBalancer"'),
-               ingress: $.ksm(cfg, 'kube_service_status_load_balancer_ingress'),
-             }),
-      // A node not Ready at some point of flapWindow (one that flips still counts).
-      nodeNotReady: |||
-        max by (%(clusterLabel)s, node) (%(notReady)s) == 1
-        and on (%(clusterLabel)s, node)
-        max by (%(clusterLabel)s, node) (%(info)s)
-      ||| % (cfg {
-               notReady: $.ksm(cfg, 'kube_node_status_condition', 'condition="Ready", status=~"false|unknown"', 'max_over_time', cfg.flapWindow),
-               info: $.ksm(cfg, 'kube_node_info'),
-             }) + unlessCordoned,
-      // A node reporting disk, memory or PID pressure.
-      nodePressure: |||
-        max by (%(clusterLabel)s, node, condition) (%(cond)s) == 1
-      ||| % (cfg { cond: $.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"') }) + unlessCordoned,
-    },
-
   // Dedupe a kubecause expression over the replicas.
   dedup(cfg, expr):: 'max without (%s) (%s)' % [std.join(', ', cfg.replicaLabels), expr],
 
@@ -304,8 +253,10 @@
 
   // Pod-start SLI, bad events over window w: pods that began to show a pod-start root cause.
   // increase() for series that existed w ago; a series born inside the window counts with
-  // its whole value (increase() cannot see the first increment of a new series).
-  podStartBad(cfg, w)::
+  // its whole value (increase() cannot see the first increment of a new series). The causes are
+  // the newest table's platform root causes: the record, or (inline, for a spec without the
+  // recording rules) the same pick from the exporters' series.
+  podStartBad(cfg, w, inline=false)::
     local x = 'kubecause_objects_affected_total{%s, kind="Pod"}' % cfg.kubecauseSelector;
     |||
       sum by (%(cl)s) (
@@ -314,7 +265,16 @@
       )
     ||| % {
       cl: cfg.clusterLabel,
-      info: $.tolerant(cfg, 'kubecause_cause_info{%s, %s}' % [cfg.kubecauseSelector, $.podStartProps]),
+      info: if inline then $.podStartCausesInline(cfg) else '%s{%s}' % [$.records.causeInfo, $.podStartProps],
       dedup: $.dedup(cfg, '\n    (increase(%(x)s[%(w)s]) and %(x)s offset %(w)s)\n    or\n    (max_over_time(%(x)s[%(w)s]) unless %(x)s offset %(w)s)\n  ' % { x: x, w: w }),
     },
+
+  // The newest table's platform root causes without the records: its pick of each cause's
+  // properties, kept where they are a platform root cause's.
+  podStartCausesInline(cfg)::
+    '(\n    %s\n    and on (%s)\n    %s\n  )' % [
+      std.strReplace(std.rstripChars($.causeInfo(cfg, $.causeTableVersion(cfg)), '\n'), '\n', '\n    '),
+      std.join(', ', [cfg.clusterLabel, 'cause'] + std.objectFields($.podStartPropValues)),
+      $.tolerant(cfg, 'kubecause_cause_info{%s, %s}' % [cfg.kubecauseSelector, $.podStartProps]),
+    ],
 }

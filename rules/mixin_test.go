@@ -111,15 +111,20 @@ func TestPromtoolCheckRules(t *testing.T) {
 		filepath.Join("generated", "kubecause-alerts.yaml"), filepath.Join("generated", "kubecause-rules.yaml"))
 }
 
-// pint, offline: no problem at WARN level or above.
+// pint, offline: no problem at WARN level or above, with the generated rules/pint.hcl (the
+// records other groups may read: TestRuleOrder).
 func TestPint(t *testing.T) {
 	pint := mixintest.Tool(t, "pint")
 	abs, err := filepath.Abs("generated")
 	if err != nil {
 		t.Fatal(err)
 	}
+	config, err := filepath.Abs("pint.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Run outside the repository so no stray .pint.hcl or git state changes what is checked.
-	out := mixintest.Run(t, t.TempDir(), pint, "-n", "-o", "-l", "WARN", "lint", abs)
+	out := mixintest.Run(t, t.TempDir(), pint, "--config", config, "-n", "-o", "-l", "WARN", "lint", abs)
 	if strings.TrimSpace(out) != "" {
 		t.Fatalf("pint reports problems:\n%s", out)
 	}

@@ -23,47 +23,67 @@ local lib = import 'lib.libsonnet';
   local rec = lib.records,
   // The categories whose causes are counted on pods.
   local podCats = 'category=~"%s"' % std.join('|', cfg.podCategories),
+  // The pod states the pod categories need, and the categories of each.
+  local podStatesCats = {
+    [s]: [k for k in cfg.podCategories if cats[k].state == s]
+    for s in ['notStarted', 'unhealthy', 'unschedulable', 'terminated']
+  },
+  local podStates = [s for s in ['notStarted', 'unhealthy', 'unschedulable', 'terminated'] if std.length(podStatesCats[s]) > 0],
 
-  // One series per object of a kind (kind and name labels) whose state expr (by objLabel) holds.
-  local objectState(kind, objLabel, expr) =
-    'label_replace(label_replace(%s, "kind", "%s", "", ""), "name", "$1", "%s", "(.+)")' % [expr, kind, objLabel],
+  // A recording rule.
+  local record(name, expr) = { record: name, expr: expr },
+  // A record that the alerts read, held while a state source is missing (lib.held).
+  local heldRecord(name, expr) = record(name, lib.held(cfg, name, expr)),
+  // A group of recording rules (dropped when every rule of it is switched off).
+  local group(name, rules) = { name: name, rules: rules },
+  // `label_replace(x, "dst", "$1", "src", "(.+)")`: a label copied under another name.
+  local relabel(x, dst, src) = 'label_replace(%s, "%s", "$1", "%s", "(.+)")' % [x, dst, src],
+  // The owner labels of kube-state-metrics as the workload's (workload_type, workload).
+  local asWorkload(x) = 'label_replace(label_replace(%s, "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")' % x,
+  local hasOwner = 'owner_kind!="", owner_kind!="<none>"',
+  // `max by (cluster, <by>) (x)`.
+  local maxBy(by, x) = 'max by (%s, %s) (%s)' % [cl, by, x],
+
+  // The workload of an object of a kind (ReplicaSet, Job) that has an owner (a Deployment, a
+  // CronJob): one series per object (objLabel), its owner's kind and name as workload_type and
+  // workload.
+  local ownerRecord(objLabel, ownerMetric) = |||
+    topk by (%(cl)s, namespace, %(obj)s) (1,
+      max by (%(cl)s, namespace, %(obj)s, workload_type, workload) (
+        %(owner)s
+      )
+    )
+  ||| % { cl: cl, obj: objLabel, owner: asWorkload(lib.ksm(cfg, ownerMetric, hasOwner)) },
+
+  // Pods owned by a kind (ReplicaSet, Job) with the workload that owns that object (record).
+  local podOwnerVia(kind, objLabel, record) = |||
+    max by (%(cl)s, namespace, pod, workload_type, workload) (
+      %(podOwner)s
+      * on (%(cl)s, namespace, %(obj)s) group_left (workload_type, workload)
+      %(record)s
+    )
+  ||| % { cl: cl, obj: objLabel, record: record, podOwner: relabel(lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="%s"' % kind), objLabel, 'owner_name') },
 
   // The workload events (rec.workloadEvents) of a kind (ReplicaSet, Job) whose owner (a
   // Deployment, a CronJob) is the workload, with that workload's labels.
-  local ownedBy(kind, objLabel, ownerMetric) = std.rstripChars(|||
-    label_replace(label_replace(
-      label_replace(%(events)s{kind="%(kind)s"}, "%(obj)s", "$1", "name", "(.+)")
-      * on (%(cl)s, namespace, %(obj)s) group_left (owner_kind, owner_name)
-      topk by (%(cl)s, namespace, %(obj)s) (1, max by (%(cl)s, namespace, %(obj)s, owner_kind, owner_name) (%(owner)s)),
-      "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
-  ||| % {
-    cl: cl,
-    kind: kind,
-    obj: objLabel,
-    events: rec.workloadEvents,
-    owner: lib.ksm(cfg, ownerMetric, 'owner_kind!="", owner_kind!="<none>"'),
-  }, '\n'),
+  local ownedBy(kind, objLabel, record) =
+    '%s\n* on (%s, namespace, %s) group_left (workload_type, workload)\n%s' % [relabel('%s{kind="%s"}' % [rec.workloadEvents, kind], objLabel, 'name'), cl, objLabel, record],
 
-  // Pods owned by a kind (ReplicaSet, Job) whose own owner is the workload (Deployment,
-  // CronJob): kube_pod_owner joined with that kind's owner metric, whose label naming the
-  // owned object is objLabel.
-  local ownerOfOwner(kind, objLabel, ownerMetric) = std.rstripChars(|||
-    max by (%(cl)s, namespace, pod, workload_type, workload) (
-          max by (%(cl)s, namespace, pod, %(obj)s) (
-            label_replace(%(podOwner)s, "%(obj)s", "$1", "owner_name", "(.+)")
-          )
-          * on (%(cl)s, namespace, %(obj)s) group_left (workload_type, workload)
-          topk by (%(cl)s, namespace, %(obj)s) (1, max by (%(cl)s, namespace, %(obj)s, workload_type, workload) (
-            label_replace(label_replace(%(owner)s,
-              "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
-          ))
-        )
-  ||| % {
-    cl: cl,
-    obj: objLabel,
-    podOwner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="%s"' % kind),
-    owner: lib.ksm(cfg, ownerMetric, 'owner_kind!="", owner_kind!="<none>"'),
-  }, '\n'),
+  // A controller short of ready pods: `max by (objLabel) (want) > max by (objLabel) (have)`.
+  // An object's state (by objLabel) with the kind and name labels of kubecause's series.
+  local asObject(kind, objLabel, expr) = |||
+    label_replace(label_replace(
+      %s,
+      "kind", "%s", "", ""), "name", "$1", "%s", "(.+)")
+  ||| % [std.strReplace(std.rstripChars(expr, '\n'), '\n', '\n  '), kind, objLabel],
+  local shortOf(objLabel, want, have) = |||
+    max by (%(cl)s, namespace, %(obj)s) (%(want)s)
+    >
+    max by (%(cl)s, namespace, %(obj)s) (%(have)s)
+  ||| % { cl: cl, obj: objLabel, want: lib.ksm(cfg, want), have: lib.ksm(cfg, have) },
+
+  // Node alerts skip cordoned nodes when excludeCordonedNodes is set.
+  local unlessCordoned = if cfg.excludeCordonedNodes then 'unless on (%s, node) %s\n' % [cl, rec.nodeCordoned] else '',
 
   local podStartBad(w) = lib.podStartBad(cfg, w),
   local short = cfg.sloShortWindow,
@@ -125,298 +145,305 @@ local lib = import 'lib.libsonnet';
     for b in cfg.sloBurnRates
   ],
 
+  // One group per concern, in the order they read each other: a rule reads only records of the
+  // groups above it or above it in its own group (rules/structure_test.go). Rules of a group run
+  // in order at each evaluation; a record of another group is read as that group last wrote it.
   prometheusRules+:: {
-    groups+: [
-      {
-        name: 'kubecause-aggregates',
-        rules: [
-          {
-            record: 'namespace_kind_cause:kubecause_events:rate5m',
-            expr: |||
-              sum by (%(cl)s, namespace, kind, cause) (
-                %(r)s
-              )
-            ||| % { cl: cl, r: lib.dedup(cfg, 'rate(kubecause_events_total{%s}[5m])' % sel) },
-          },
-          {
-            record: 'namespace_kind_cause:kubecause_objects_affected:increase1h',
-            expr: |||
-              sum by (%(cl)s, namespace, kind, cause) (
-                %(r)s
-              )
-            ||| % { cl: cl, r: lib.dedup(cfg, 'increase(kubecause_objects_affected_total{%s}[1h])' % sel) },
-          },
-        ],
-      },
-      {
-        // The state every pod alert and the SLO read, one home for each: which state source
-        // is missing, each pod's workload, state, causes and whether it is failing. The alerts
-        // select from these records and read in a few lines. Rules of a group run in order, so
-        // each record reads the ones above it at the same evaluation.
-        name: 'kubecause-pod-workload',
-        rules: [
-          {
-            record: lib.stateMissingRecord,
-            expr: lib.stateMissing(cfg),
-          },
-          {
-            // The cause table's properties, held like the pods' state while kubecause is missing.
-            record: rec.causeInfo,
-            expr: lib.held(cfg, rec.causeInfo, lib.causeInfo(cfg)),
-          },
-          {
-            // The workload that owns a pod, one series per pod: the owner of its ReplicaSet (a
-            // Deployment) or of its Job (a CronJob), or else its own owner (StatefulSet,
-            // DaemonSet, Job, the Node of a static pod).
-            record: rec.podOwner,
-            expr: |||
-              topk by (%(cl)s, namespace, pod) (1,
-                %(viaReplicaSet)s
-                or
-                %(viaJob)s
-                or
-                max by (%(cl)s, namespace, pod, workload_type, workload) (
-                  label_replace(label_replace(
-                    %(owner)s
-                    unless on (%(cl)s, namespace, pod)
-                    (label_replace(%(jobPod)s, "job_name", "$1", "owner_name", "(.+)") and on (%(cl)s, namespace, job_name) %(jobOwner)s),
-                    "workload_type", "$1", "owner_kind", "(.+)"), "workload", "$1", "owner_name", "(.+)")
-                )
-              )
-            ||| % {
-              cl: cl,
-              viaReplicaSet: ownerOfOwner('ReplicaSet', 'replicaset', 'kube_replicaset_owner'),
-              viaJob: ownerOfOwner('Job', 'job_name', 'kube_job_owner'),
-              owner: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind!="ReplicaSet", owner_kind!="", owner_kind!="<none>"'),
-              jobPod: lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="Job"'),
-              jobOwner: lib.ksm(cfg, 'kube_job_owner', 'owner_kind!="", owner_kind!="<none>"'),
-            },
-          },
-          {
-            // One series per pod with its node and workload, value 1. A pod without owner, or
-            // owned by a ReplicaSet without owner, is its own workload.
-            record: rec.podWorkload,
-            expr: |||
-              max by (%(cl)s, namespace, pod, node, workload_type, workload) (
-                (
-                  # The node of the pod now; during a scrape gap or after the pod went, the
-                  # last one seen. A pod that got its node inside that window was seen without
-                  # it too: the node it got wins, or the pod would have two series here and
-                  # every join on this record would fail until the window passed.
-                  max by (%(cl)s, namespace, pod, node) (kube_pod_info{%(ksm)s})
-                  or
-                  (
-                    (
-                      max by (%(cl)s, namespace, pod, node) (%(podInfoScheduled)s)
-                      or on (%(cl)s, namespace, pod)
-                      max by (%(cl)s, namespace, pod, node) (%(podInfo)s)
-                    )
-                    unless on (%(cl)s, namespace, pod) kube_pod_info{%(ksm)s}
-                  )
-                )
-                * on (%(cl)s, namespace, pod) group_left (workload_type, workload)
-                (
-                  %(owner)s
-                  or
-                  label_replace(label_replace(
-                    max by (%(cl)s, namespace, pod) (%(podInfo)s),
-                    "workload_type", "Pod", "", ""), "workload", "$1", "pod", "(.+)")
-                  unless on (%(cl)s, namespace, pod)
-                  %(owner)s
-                )
-              )
-            ||| % { cl: cl, ksm: ksm, podInfo: lib.ksm(cfg, 'kube_pod_info'), podInfoScheduled: lib.ksm(cfg, 'kube_pod_info', 'node!=""'), owner: rec.podOwner },
-          },
-        ] + [
-          {
-            record: rec.state[k],
-            expr: lib.podState(cfg)[k],
-          }
-          for k in ['notStarted', 'unhealthy', 'unschedulable', 'terminated']
-        ] + [
-          {
-            record: rec.podEvents,
-            expr: |||
-              max by (%(cl)s, namespace, pod, cause, target) (
-                label_replace(%(view)s, "pod", "$1", "name", "(.+)")
-              )
-            ||| % { cl: cl, view: lib.tolerant(cfg, 'kubecause_object_events{%s, kind="Pod"}' % sel) },
-          },
-          {
-            // A pod's root causes (cause table: symptom false) of the pod categories, and its
-            // symptoms only when it has none.
-            record: rec.podRoots,
-            expr: lib.withCause(cfg, rec.podEvents, 'symptom="false", %s' % podCats) + '\n',
-          },
-          {
-            record: rec.podCauses,
-            expr: |||
-              (
-                %(roots)s
-                or
-                (%(symptoms)s unless on (%(cl)s, namespace, pod) %(roots)s)
-              )
-              unless on (%(cl)s, namespace, pod, cause)
-              %(oomLoop)s
-              or
-              label_replace(%(oomLoop)s, "cause", "%(oomCause)s", "", "")
-            ||| % {
-              cl: cl,
-              roots: rec.podRoots,
-              symptoms: lib.withCause(cfg, rec.podEvents, 'symptom="true", %s' % podCats),
-              // A crash loop of a container the kernel OOM-killed last time and restarted within
-              // oomWindow is named by kube-state-metrics' reason, not by an Event.
-              oomLoop: '(%(events)s{cause="%(loop)s"} and on (%(cl)s, namespace, pod) %(oom)s)' % {
-                cl: cl,
-                events: rec.podEvents,
-                loop: cfg.oomRefines.from,
-                oom: std.rstripChars(|||
-                  max by (%(cl)s, namespace, pod) (
-                    %(reason)s == 1
-                    and on (%(cl)s, namespace, pod, container)
-                    increase(kube_pod_container_status_restarts_total{%(ksm)s}[%(w)s]) > 0
-                  )
-                ||| % { cl: cl, ksm: ksm, w: cfg.oomWindow, reason: lib.ksm(cfg, 'kube_pod_container_status_last_terminated_reason', 'reason="OOMKilled"') }, '\n'),
-              },
-              oomCause: cfg.oomRefines.to,
-            },
-          },
-          {
-            // A live cause whose category's state holds on the pod.
-            record: rec.podCauseInState,
-            expr: |||
-              %(union)s
-            ||| % {
-              union: std.join('\nor\n', [
-                '(%s * on (%s, cause) group_left (symptom_of) %s{category="%s"} and on (%s, namespace, pod) %s)' % [rec.podCauses, cl, rec.causeInfo, k, cl, rec.state[cats[k].state]]
-                for k in cfg.podCategories
-              ]),
-            },
-          },
-          {
-            // The same with the pod's node and workload. A pod kube-state-metrics does not (yet)
-            // list in kube_pod_info keeps its series, without them.
-            record: rec.podFailing,
-            expr: lib.held(cfg, rec.podFailing, |||
-              %(inState)s * on (%(cl)s, namespace, pod) group_left (node, workload_type, workload) %(workload)s
-              or
-              %(inState)s unless on (%(cl)s, namespace, pod) %(workload)s
-            ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload }),
-          },
-          {
-            // Nodes whose pressure alert fires: the evictions on them are its detail
-            // (KubecausePodEvicted). Read from the alert itself (ALERTS), not from a copy of its
-            // condition, so that "the pressure paged" and "the evictions are explained" cannot
-            // disagree at the edges of its `for` and holds (a DiskPressure of 9m41s at load paged,
-            // while a copy of the condition did not yet hold, and the evictions paged after it).
-            record: rec.nodePressureHeld,
-            expr: |||
-              max by (%(cl)s, node) (ALERTS{alertname="%(alert)s", alertstate="firing"})
-            ||| % { cl: cl, alert: if cfg.kubernetesMixinInstalled then 'KubeNodePressure' else 'KubecauseNodePressure' },
-          },
-          {
-            // Workloads failing per platform cause and shared target: the incident's measure.
-            // Causes whose target is a node (the cause table's `target: node`) also get the
-            // `node` label, so that the node's own alerts and the incident can inhibit each other.
-            record: rec.incidentWorkloads,
-            expr: |||
-              label_replace(
-                %(nodeCount)s,
-                "node", "$1", "target", "(.+)"
-              )
-              or
-              %(otherCount)s
-            ||| % {
-              local count(props) = 'count by (%(cl)s, cause, target) (count by (%(cl)s, cause, target, namespace, workload_type, workload) (%(failing)s))' % {
-                cl: cl,
-                failing: lib.withCause(cfg, '%s{target!=""}' % rec.podFailing, lib.podStartProps + ', ' + props),
-              },
-              nodeCount: count('target_kind="node"'),
-              otherCount: count('target_kind!="node"'),
-            },
-          },
-          {
-            // Controllers that cannot create their pods or gave up (cause category workload),
-            // on objects still short of ready pods (ReplicaSet, StatefulSet, DaemonSet) or
-            // unfinished (Job). It resolves when the controller has created its pods.
-            record: rec.workloadEvents,
-            expr: |||
-              max by (%(cl)s, namespace, kind, name, cause, target) (%(events)s)
-              and on (%(cl)s, cause) %(info)s{category="workload"}
-              and on (%(cl)s, namespace, kind, name)
-              (
-                %(short)s
-              )
-            ||| % {
-              cl: cl,
-              info: rec.causeInfo,
-              events: lib.tolerant(cfg, 'kubecause_object_events{%s, kind=~"ReplicaSet|StatefulSet|DaemonSet|Job"}' % sel),
-              short: std.join('\n  or\n  ', [
-                objectState('ReplicaSet', 'replicaset', 'max by (%s, namespace, replicaset) (%s) > max by (%s, namespace, replicaset) (%s)' % [cl, lib.ksm(cfg, 'kube_replicaset_spec_replicas'), cl, lib.ksm(cfg, 'kube_replicaset_status_ready_replicas')]),
-                objectState('StatefulSet', 'statefulset', 'max by (%s, namespace, statefulset) (%s) > max by (%s, namespace, statefulset) (%s)' % [cl, lib.ksm(cfg, 'kube_statefulset_replicas'), cl, lib.ksm(cfg, 'kube_statefulset_status_replicas_ready')]),
-                objectState('DaemonSet', 'daemonset', 'max by (%s, namespace, daemonset) (%s) > max by (%s, namespace, daemonset) (%s)' % [cl, lib.ksm(cfg, 'kube_daemonset_status_desired_number_scheduled'), cl, lib.ksm(cfg, 'kube_daemonset_status_number_available')]),
-                objectState('Job', 'job_name', 'max by (%s, namespace, job_name) (%s) unless on (%s, namespace, job_name) max by (%s, namespace, job_name) (%s) == 1' % [cl, lib.ksm(cfg, 'kube_job_info'), cl, cl, lib.ksm(cfg, 'kube_job_complete', 'condition="true"')]),
-              ]),
-            },
-          },
-          {
-            // The same objects when a workload owns them: a ReplicaSet's Deployment, a Job's
-            // CronJob (workload_type and workload labels added).
-            record: rec.workloadOwned,
-            expr: |||
-              %(viaRS)s
-              or
-              %(viaJob)s
-            ||| % {
-              viaRS: ownedBy('ReplicaSet', 'replicaset', 'kube_replicaset_owner'),
-              viaJob: ownedBy('Job', 'job_name', 'kube_job_owner'),
-            },
-          },
-          {
-            // Per workload the user manages: the owner where there is one, else the object.
-            record: rec.workloadFailing,
-            expr: lib.held(cfg, rec.workloadFailing, |||
-              max by (%(cl)s, namespace, workload_type, workload, cause, target) (
-                %(owned)s
-                or
-                label_replace(label_replace(%(events)s, "workload_type", "$1", "kind", "(.+)"), "workload", "$1", "name", "(.+)")
-                unless on (%(cl)s, namespace, kind, name)
-                %(owned)s
-              )
-            ||| % { cl: cl, owned: rec.workloadOwned, events: rec.workloadEvents }),
-          },
-        ] + (if cfg.kubernetesMixinInstalled then [] else [
-               {
-                 // Containers waiting that no live cause explains (KubecauseContainerWaiting).
-                 record: rec.containerWaitingUnexplained,
-                 expr: lib.held(cfg, rec.containerWaitingUnexplained, lib.objectState(cfg).containerWaitingUnexplained),
-               },
-             ]) + [
-          {
-            // Pods that have not started and show a platform root cause now: while there are
-            // some, the outage goes on even when no new pod starts (the short window of the
-            // burn alerts would otherwise see no starts and resolve while pods are broken).
-            record: podStartStuckRecord,
-            expr: |||
-              count by (%(cl)s) (
-                max by (%(cl)s, namespace, pod) (%(failing)s)
-              )
-            ||| % { cl: cl, failing: lib.withCause(cfg, rec.podFailing, lib.podStartProps) },
-          },
-        ],
-      },
-      {
-        // The state the claim, Service and node alerts read, held like the pods' while a state
-        // source is missing (lib.held, which reads which source is missing itself here: a
-        // record of another group is read out of step).
-        name: 'kubecause-alert-state',
-        rules: [
-          { record: rec[k], expr: lib.held(cfg, rec[k], lib.objectState(cfg)[k], inline=true) }
-          for k in ['pvcProvisioningFailing', 'pvcPendingUnexplained', 'pvcTerminating']
-                   + (if cfg.kubernetesMixinInstalled then [] else ['nodeNotReady', 'nodePressure'])
-                   + (if cfg.ingressByNodePort then [] else ['loadBalancerNoAddress'])
-        ],
-      },
+    groups+: [grp for grp in [
+      // What the dashboards graph: occurrences and affected objects by namespace, kind, cause.
+      group('kubecause-aggregates', [
+        record('namespace_kind_cause:kubecause_events:rate5m', |||
+          sum by (%(cl)s, namespace, kind, cause) (
+            %(r)s
+          )
+        ||| % { cl: cl, r: lib.dedup(cfg, 'rate(kubecause_events_total{%s}[5m])' % sel) }),
+        record('namespace_kind_cause:kubecause_objects_affected:increase1h', |||
+          sum by (%(cl)s, namespace, kind, cause) (
+            %(r)s
+          )
+        ||| % { cl: cl, r: lib.dedup(cfg, 'increase(kubecause_objects_affected_total{%s}[1h])' % sel) }),
+      ]),
+      // Which state source (kube-state-metrics, kubecause) is missing: every held record reads it.
+      group('kubecause-state-sources', [record(rec.stateMissing, lib.stateMissing(cfg))]),
+      // The cause table's properties, the newest table's per cause (held while kubecause is missing).
+      group('kubecause-cause-table', [
+        record(rec.causeTableVersion, lib.causeTableVersion(cfg)),
+        heldRecord(rec.causeInfo, lib.causeInfo(cfg, rec.causeTableVersion)),
+      ]),
+      // The workload and node of every pod: the owner of its ReplicaSet (a Deployment) or of its
+      // Job (a CronJob), or else its own owner (StatefulSet, DaemonSet, Job, the Node of a static
+      // pod), or else the pod itself.
+      group('kubecause-pod-workload', [
+        // Read by the workload failures too: held, like the records the alerts read.
+        heldRecord(rec.replicaSetOwner, ownerRecord('replicaset', 'kube_replicaset_owner')),
+        heldRecord(rec.jobOwner, ownerRecord('job_name', 'kube_job_owner')),
+        record(rec.podOwnerViaReplicaSet, podOwnerVia('ReplicaSet', 'replicaset', rec.replicaSetOwner)),
+        record(rec.podOwnerViaJob, podOwnerVia('Job', 'job_name', rec.jobOwner)),
+        record(rec.podOwner, |||
+          topk by (%(cl)s, namespace, pod) (1,
+            %(viaRS)s
+            or
+            %(viaJob)s
+            or
+            max by (%(cl)s, namespace, pod, workload_type, workload) (
+              %(own)s
+            )
+          )
+        ||| % {
+          cl: cl,
+          viaRS: rec.podOwnerViaReplicaSet,
+          viaJob: rec.podOwnerViaJob,
+          own: asWorkload('%s unless on (%s, namespace, pod) %s' % [lib.ksm(cfg, 'kube_pod_owner', 'owner_kind!="ReplicaSet", ' + hasOwner), cl, rec.podOwnerViaJob]),
+        }),
+        // The node of the pod now; during a scrape gap or after the pod went, the last one seen.
+        // A pod that got its node inside that window was seen without it too: the node it got
+        // wins, or the pod would have two series here and every join on it would fail until the
+        // window passed.
+        record(rec.podNode, |||
+          max by (%(cl)s, namespace, pod, node) (kube_pod_info{%(ksm)s})
+          or
+          (
+            max by (%(cl)s, namespace, pod, node) (%(scheduled)s)
+            or on (%(cl)s, namespace, pod)
+            max by (%(cl)s, namespace, pod, node) (%(info)s)
+          )
+          unless on (%(cl)s, namespace, pod) kube_pod_info{%(ksm)s}
+        ||| % { cl: cl, ksm: ksm, info: lib.ksm(cfg, 'kube_pod_info'), scheduled: lib.ksm(cfg, 'kube_pod_info', 'node!=""') }),
+        // A pod without owner is its own workload.
+        record(rec.podUnowned, |||
+          label_replace(label_replace(%(pods)s, "workload_type", "Pod", "", ""), "workload", "$1", "pod", "(.+)")
+          unless on (%(cl)s, namespace, pod) %(owner)s
+        ||| % { cl: cl, owner: rec.podOwner, pods: maxBy('namespace, pod', lib.ksm(cfg, 'kube_pod_info')) }),
+        // One series per pod with its node and workload, value 1 (held: the pods' failures read
+        // it from this group).
+        heldRecord(rec.podWorkload, |||
+          max by (%(cl)s, namespace, pod, node, workload_type, workload) (
+            %(node)s
+            * on (%(cl)s, namespace, pod) group_left (workload_type, workload)
+            (%(owner)s or %(unowned)s)
+          )
+        ||| % { cl: cl, node: rec.podNode, owner: rec.podOwner, unowned: rec.podUnowned }),
+      ]),
+      // Each pod's state (lib.podState) and live causes, the causes whose category's state holds,
+      // and the pods failing now: one group, so that the failures are read from the state of the
+      // same evaluation.
+      group('kubecause-pod-failing', [
+        record(rec.state[k], lib.podState(cfg)[k])
+        for k in ['notStarted', 'unhealthy', 'unschedulable', 'terminated']
+      ] + [
+        record(rec.podEvents, |||
+          max by (%(cl)s, namespace, pod, cause, target) (
+            %(view)s
+          )
+        ||| % { cl: cl, view: relabel(lib.tolerant(cfg, 'kubecause_object_events{%s, kind="Pod"}' % sel), 'pod', 'name') }),
+        // A pod's root causes (cause table: symptom false) of the pod categories.
+        record(rec.podRoots, lib.withCause(cfg, rec.podEvents, 'symptom="false", %s' % podCats) + '\n'),
+        // A crash loop of a container the kernel OOM-killed last time and restarted within
+        // oomWindow: named by kube-state-metrics' reason, not by an Event.
+        record(rec.podOomCrashLoop, |||
+          %(events)s{cause="%(loop)s"}
+          and on (%(cl)s, namespace, pod)
+          max by (%(cl)s, namespace, pod) (
+            %(reason)s == 1
+            and on (%(cl)s, namespace, pod, container)
+            increase(kube_pod_container_status_restarts_total{%(ksm)s}[%(w)s]) > 0
+          )
+        ||| % { cl: cl, ksm: ksm, events: rec.podEvents, loop: cfg.oomRefines.from, w: cfg.oomWindow, reason: lib.ksm(cfg, 'kube_pod_container_status_last_terminated_reason', 'reason="OOMKilled"') }),
+        // Its root causes, its symptoms only when it has none, the OOM-killed crash loop renamed.
+        record(rec.podCauses, |||
+          (
+            %(roots)s
+            or
+            (%(symptoms)s unless on (%(cl)s, namespace, pod) %(roots)s)
+          )
+          unless on (%(cl)s, namespace, pod, cause) %(oom)s
+          or
+          label_replace(%(oom)s, "cause", "%(oomCause)s", "", "")
+        ||| % { cl: cl, roots: rec.podRoots, oom: rec.podOomCrashLoop, oomCause: cfg.oomRefines.to, symptoms: lib.withCause(cfg, rec.podEvents, 'symptom="true", %s' % podCats) }),
+      ] + [
+        // Per pod state: the live causes of the categories whose alert needs it, while it holds.
+        record(rec.podCauseInStateOf[s], |||
+          %(causes)s
+          * on (%(cl)s, cause) group_left (symptom_of)
+          %(info)s{%(cats)s}
+          and on (%(cl)s, namespace, pod) %(state)s
+        ||| % {
+          cl: cl,
+          causes: rec.podCauses,
+          info: rec.causeInfo,
+          state: rec.state[s],
+          cats: if std.length(podStatesCats[s]) == 1 then 'category="%s"' % podStatesCats[s][0] else 'category=~"%s"' % std.join('|', podStatesCats[s]),
+        })
+        for s in podStates
+      ] + [
+        record(rec.podCauseInState, std.join('\nor\n', [rec.podCauseInStateOf[s] for s in podStates]) + '\n'),
+        // The same with the pod's node and workload. A pod kube-state-metrics does not (yet)
+        // list in kube_pod_info keeps its series, without them.
+        heldRecord(rec.podFailing, |||
+          %(inState)s * on (%(cl)s, namespace, pod) group_left (node, workload_type, workload) %(workload)s
+          or
+          %(inState)s unless on (%(cl)s, namespace, pod) %(workload)s
+        ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload }),
+      ]),
+      // Pods failing for a platform cause. Incidents: per platform cause and shared target, the
+      // workloads whose pods fail on it; causes whose target is a node (the cause table's
+      // `target: node`) also get the `node` label, so that the node's own alerts and the
+      // incident can inhibit each other. And the pods stuck, which the pod-start SLO reads.
+      group('kubecause-incidents', [
+        record(rec.incidentPods, |||
+          count by (%(cl)s, namespace, workload_type, workload, cause, target, target_kind) (
+            %(failing)s{target!=""}
+            * on (%(cl)s, cause) group_left (target_kind)
+            %(info)s{%(props)s}
+          )
+        ||| % { cl: cl, failing: rec.podFailing, info: rec.causeInfo, props: lib.podStartProps }),
+        record(rec.incidentWorkloads, |||
+          label_replace(
+            count by (%(cl)s, cause, target) (%(pods)s{target_kind="node"}),
+            "node", "$1", "target", "(.+)"
+          )
+          or
+          count by (%(cl)s, cause, target) (%(pods)s{target_kind!="node"})
+        ||| % { cl: cl, pods: rec.incidentPods }),
+        // Pods that have not started and show a platform root cause now: while there are
+        // some, the outage goes on even when no new pod starts (the short window of the
+        // burn alerts would otherwise see no starts and resolve while pods are broken).
+        record(podStartStuckRecord, |||
+          count by (%(cl)s) (
+            max by (%(cl)s, namespace, pod) (%(failing)s)
+          )
+        ||| % { cl: cl, failing: lib.withCause(cfg, rec.podFailing, lib.podStartProps) }),
+      ]),
+      // Controllers that cannot create their pods or gave up (cause category workload), on
+      // objects still short of ready pods (ReplicaSet, StatefulSet, DaemonSet) or unfinished
+      // (Job), per workload the user manages. It resolves when the controller has its pods.
+      group('kubecause-workload-failures', [
+        // Per kind, with kind and name labels; the kinds together.
+        record(rec.controllerShort.ReplicaSet, asObject('ReplicaSet', 'replicaset', shortOf('replicaset', 'kube_replicaset_spec_replicas', 'kube_replicaset_status_ready_replicas'))),
+        record(rec.controllerShort.StatefulSet, asObject('StatefulSet', 'statefulset', shortOf('statefulset', 'kube_statefulset_replicas', 'kube_statefulset_status_replicas_ready'))),
+        record(rec.controllerShort.DaemonSet, asObject('DaemonSet', 'daemonset', shortOf('daemonset', 'kube_daemonset_status_desired_number_scheduled', 'kube_daemonset_status_number_available'))),
+        record(rec.controllerShort.Job, asObject('Job', 'job_name', |||
+          max by (%(cl)s, namespace, job_name) (%(info)s)
+          unless on (%(cl)s, namespace, job_name)
+          max by (%(cl)s, namespace, job_name) (%(complete)s) == 1
+        ||| % { cl: cl, info: lib.ksm(cfg, 'kube_job_info'), complete: lib.ksm(cfg, 'kube_job_complete', 'condition="true"') })),
+        record(rec.controllersShort, std.join('\nor\n', [rec.controllerShort[k] for k in ['ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job']]) + '\n'),
+        record(rec.workloadEvents, |||
+          max by (%(cl)s, namespace, kind, name, cause, target) (%(events)s)
+          and on (%(cl)s, cause) %(info)s{category="workload"}
+          and on (%(cl)s, namespace, kind, name) %(short)s
+        ||| % { cl: cl, info: rec.causeInfo, short: rec.controllersShort, events: lib.tolerant(cfg, 'kubecause_object_events{%s, kind=~"ReplicaSet|StatefulSet|DaemonSet|Job"}' % sel) }),
+        // The same objects when a workload owns them: a ReplicaSet's Deployment, a Job's
+        // CronJob (workload_type and workload labels added).
+        record(rec.workloadOwned, '%s\nor\n%s\n' % [ownedBy('ReplicaSet', 'replicaset', rec.replicaSetOwner), ownedBy('Job', 'job_name', rec.jobOwner)]),
+        // Per workload the user manages: the owner where there is one, else the object.
+        // The objects no workload owns are their own workload (StatefulSet, DaemonSet, Job).
+        record(rec.workloadUnowned, |||
+          label_replace(label_replace(%(events)s, "workload_type", "$1", "kind", "(.+)"), "workload", "$1", "name", "(.+)")
+          unless on (%(cl)s, namespace, kind, name)
+          %(owned)s
+        ||| % { cl: cl, owned: rec.workloadOwned, events: rec.workloadEvents }),
+        heldRecord(rec.workloadFailing, |||
+          max by (%(cl)s, namespace, workload_type, workload, cause, target) (
+            %(owned)s or %(unowned)s
+          )
+        ||| % { cl: cl, owned: rec.workloadOwned, unowned: rec.workloadUnowned }),
+      ]),
+      // Containers waiting that no live cause explains (KubecauseContainerWaiting).
+      group('kubecause-container-state', if cfg.kubernetesMixinInstalled then [] else [
+        // A container waiting (over flapWindow: one that runs a minute between crashes still
+        // counts) in a pod that exists and has not been Ready for recoveredAfter.
+        record(rec.containerWaiting, |||
+          max by (%(cl)s, namespace, pod, container, reason) (%(waiting)s) == 1
+          and on (%(cl)s, namespace, pod)
+          max by (%(cl)s, namespace, pod) (%(info)s)
+          unless on (%(cl)s, namespace, pod)
+          max by (%(cl)s, namespace, pod) (%(ready)s) == 1
+        ||| % {
+          cl: cl,
+          waiting: lib.ksm(cfg, 'kube_pod_container_status_waiting_reason', 'reason=~"CrashLoopBackOff|CreateContainerError|CreateContainerConfigError|RunContainerError"', 'max_over_time', cfg.flapWindow),
+          info: lib.ksm(cfg, 'kube_pod_info'),
+          ready: lib.ksm(cfg, 'kube_pod_status_ready', 'condition="true"', 'min_over_time', cfg.recoveredAfter),
+        }),
+        heldRecord(rec.containerWaitingUnexplained, |||
+          %(waiting)s
+          unless on (%(cl)s, namespace, pod)
+          %(causes)s
+        ||| % {
+          cl: cl,
+          waiting: rec.containerWaiting,
+          // The pods with a live cause of a pod category (as records.podCauses, read here from
+          // kubecause's series rather than from a record of another group).
+          causes: '(%s)' % lib.withCause(cfg, relabel(lib.tolerant(cfg, 'kubecause_object_events{%s, kind="Pod"}' % sel), 'pod', 'name'), podCats),
+        }),
+      ]),
+      // The claims the storage alerts name.
+      group('kubecause-claim-state', [
+        // kubecause's view of each claim: one series per (claim, cause), the occurrences.
+        record(rec.pvcEvents, |||
+          max by (%(cl)s, namespace, persistentvolumeclaim, cause) (
+            %(view)s
+          )
+        ||| % { cl: cl, view: relabel(lib.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim"}' % sel), 'persistentvolumeclaim', 'name') }),
+        record(rec.pvcPending, maxBy('namespace, persistentvolumeclaim', lib.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"')) + ' == 1\n'),
+        // A Pending claim a pod uses, with its storage class.
+        record(rec.pvcPendingUsed, |||
+          (
+            %(pending)s
+            and on (%(cl)s, namespace, persistentvolumeclaim)
+            max by (%(cl)s, namespace, persistentvolumeclaim) (%(used)s)
+          )
+          * on (%(cl)s, namespace, persistentvolumeclaim) group_left (storageclass)
+          max by (%(cl)s, namespace, persistentvolumeclaim, storageclass) (%(info)s)
+        ||| % { cl: cl, pending: rec.pvcPending, used: lib.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'), info: lib.ksm(cfg, 'kube_persistentvolumeclaim_info') }),
+        // A claim Pending with a live storage cause.
+        heldRecord(rec.pvcProvisioningFailing, |||
+          %(events)s
+          and on (%(cl)s, cause) %(info)s{category="storage"}
+          and on (%(cl)s, namespace, persistentvolumeclaim) %(pending)s
+        ||| % { cl: cl, events: rec.pvcEvents, info: rec.causeInfo, pending: rec.pvcPending }),
+        // A claim a pod uses, Pending, that no live Event with a known cause explains.
+        heldRecord(rec.pvcPendingUnexplained, |||
+          %(used)s
+          unless on (%(cl)s, namespace, persistentvolumeclaim)
+          %(events)s{cause!="unknown"}
+        ||| % { cl: cl, used: rec.pvcPendingUsed, events: rec.pvcEvents }),
+        // A deleted claim that still exists: value its deletion timestamp.
+        heldRecord(rec.pvcTerminating, maxBy('namespace, persistentvolumeclaim', lib.ksm(cfg, 'kube_persistentvolumeclaim_deletion_timestamp')) + ' > 0\n'),
+      ]),
+      // LoadBalancer Services without an ingress address.
+      group('kubecause-service-state', if cfg.ingressByNodePort then [] else [
+        heldRecord(rec.loadBalancerNoAddress, |||
+          max by (%(cl)s, namespace, service) (%(type)s) == 1
+          unless on (%(cl)s, namespace, service)
+          max by (%(cl)s, namespace, service) (%(ingress)s)
+        ||| % { cl: cl, type: lib.ksm(cfg, 'kube_service_spec_type', 'type="LoadBalancer"'), ingress: lib.ksm(cfg, 'kube_service_status_load_balancer_ingress') }),
+      ]),
+      // Nodes not Ready or under pressure, and those whose pressure alert fires.
+      group('kubecause-node-state', (if cfg.kubernetesMixinInstalled then [] else (
+                                       (if cfg.excludeCordonedNodes then [record(rec.nodeCordoned, maxBy('node', lib.ksm(cfg, 'kube_node_spec_unschedulable')) + ' == 1\n')] else []) + [
+                                         // A node not Ready at some point of flapWindow (one that flips still counts).
+                                         heldRecord(rec.nodeNotReady, |||
+                                           max by (%(cl)s, node) (%(notReady)s) == 1
+                                           and on (%(cl)s, node)
+                                           max by (%(cl)s, node) (%(info)s)
+                                         ||| % { cl: cl, notReady: lib.ksm(cfg, 'kube_node_status_condition', 'condition="Ready", status=~"false|unknown"', 'max_over_time', cfg.flapWindow), info: lib.ksm(cfg, 'kube_node_info') } + unlessCordoned),
+                                         // A node reporting disk, memory or PID pressure.
+                                         heldRecord(rec.nodePressure, |||
+                                           max by (%(cl)s, node, condition) (%(cond)s) == 1
+                                         ||| % { cl: cl, cond: lib.ksm(cfg, 'kube_node_status_condition', 'condition=~"DiskPressure|MemoryPressure|PIDPressure", status="true"') } + unlessCordoned),
+                                       ]
+                                     )) + [
+        // Nodes whose pressure alert fires: the evictions on them are its detail
+        // (KubecausePodEvicted). Read from the alert itself (ALERTS), not from a copy of its
+        // condition, so that "the pressure paged" and "the evictions are explained" cannot
+        // disagree at the edges of its `for` and holds (a DiskPressure of 9m41s at load paged,
+        // while a copy of the condition did not yet hold, and the evictions paged after it).
+        record(rec.nodePressureHeld, |||
+          max by (%(cl)s, node) (ALERTS{alertname="%(alert)s", alertstate="firing"})
+        ||| % { cl: cl, alert: if cfg.kubernetesMixinInstalled then 'KubeNodePressure' else 'KubecauseNodePressure' }),
+      ]),
+    ] if std.length(grp.rules) > 0] + [
       {
         // Pod-start SLI over the short window. Only platform causes count (cause table:
         // podStart: platform); a tenant's typo'd image tag or missing ConfigMap is that

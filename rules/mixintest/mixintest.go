@@ -167,15 +167,20 @@ func RunbookPage(t testing.TB, url string) (string, error) {
 }
 
 // LabelValues lists the values the matchers of expr allow for label (label="v", or label=~"a|b"
-// split at |), in expr and in the expressions of the mixin's recording rules that expr reads
-// (an alert over a record names its values there).
+// split at |), in expr and in the expressions of the mixin's recording rules that expr reads,
+// directly or through other records (an alert over a record names its values there).
 func LabelValues(t testing.TB, expr, label string) []string {
 	var records []struct{ Record, Expr string }
 	Jsonnet(t, `[{record: r.record, expr: r.expr} for g in (import "mixin.libsonnet").prometheusRules.groups for r in g.rules if std.objectHas(r, "record")]`, &records)
-	all := expr
-	for _, r := range records {
-		if regexp.MustCompile(`(^|[^a-zA-Z0-9_:])` + regexp.QuoteMeta(r.Record) + `($|[^a-zA-Z0-9_:])`).MatchString(expr) {
-			all += "\n" + r.Expr
+	// The expression and the records it reads, and the records those read.
+	all, read := expr, map[string]bool{}
+	for grown := true; grown; {
+		grown = false
+		for _, r := range records {
+			if !read[r.Record] && regexp.MustCompile(`(^|[^a-zA-Z0-9_:])`+regexp.QuoteMeta(r.Record)+`($|[^a-zA-Z0-9_:])`).MatchString(all) {
+				read[r.Record], grown = true, true
+				all += "\n" + r.Expr
+			}
 		}
 	}
 	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(label) + `\s*(=~|=)\s*"([^"]*)"`)
