@@ -168,6 +168,29 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"pull failed other", "Failed", `Failed to pull image "app:1": rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/app:1": failed to extract layer sha256:9f2c: failed to unpack: lchown /var/lib/containerd/tmpmounts/containerd-mount1234/etc: invalid argument: unknown`, "image_pull_failed", "image.pull_failed"},
 	{"inspect error summary", "Failed", `Error: ImageInspectError`, "image_pull_failed", "image.pull_failed"},
 	{"inspect failed", "InspectFailed", `Failed to inspect image "app:1": rpc error: code = Unknown desc = failed to get image info: image not known`, "image_pull_failed", "image.inspect_failed"},
+	// containerd cannot start its own shim (table 1.16.0): containerd 1.0-1.7's v1 runtime execs the shim it is
+	// configured with (runtime/v1/shim/client/client.go:98 at v1.7.30, "failed to start shim: %w" of
+	// cmd.Start()), under the CRI plugin's "failed to create containerd task: %v"; the v2 runtimes' absolute
+	// runtime_type that is not there (core/runtime/v2/shim_manager.go:392 at v2.3.4, "invalid custom binary
+	// path: %w" of os.Stat, wrapped at :323 and task_manager.go:215). runc's exec of the container's own
+	// command stays container_command_not_found ("create failed (containerd)" below).
+	{"containerd shim not in PATH (v1 runtime)", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to start shim: exec: "containerd-shim": executable file not found in $PATH: unknown`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	{"containerd shim path missing (v1 runtime)", "Failed", `Error: failed to create containerd task: failed to start shim: fork/exec /usr/local/bin/containerd-shim: no such file or directory: unknown`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	{"containerd custom shim path missing (v2)", "Failed", `Error: failed to create containerd task: failed to start shim: failed to resolve runtime path: invalid custom binary path: stat /opt/kata/bin/containerd-shim-kata-v2: no such file or directory: unknown`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	// The Docker daemon behind dockershim or cri-dockerd cannot be reached (table 1.16.0): the Docker client's
+	// own words (moby client/request.go doRequest "error during connect: %v", client/errors.go
+	// ErrorConnectionFailed; engine-api client/request.go "An error occurred trying to connect: %v" and
+	// errors.go ErrConnectionFailed of Docker 1.12), under the kubelet's garbage collectors (kubelet.go
+	// StartGarbageCollection writes err.Error()) and its image manager (images/image_manager.go "Failed to
+	// inspect image %q: %v"). gRPC codes printed as numbers are grpc-go's before 1.0.
+	{"dockershim: daemon gone, container GC", "ContainerGCFailed", `rpc error: code = Unknown desc = error during connect: Get http://%2Fvar%2Frun%2Fdocker.sock/v1.40/containers/json?all=1&filters=%7B%22label%22%3A%7B%22io.kubernetes.docker.type%3Dcontainer%22%3Atrue%7D%7D: EOF`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	{"dockershim: daemon down, image GC (Docker 1.12)", "ImageGCFailed", `rpc error: code = 2 desc = Cannot connect to the Docker daemon. Is the docker daemon running on this host?`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	{"dockershim: daemon reset, container GC (engine-api)", "ContainerGCFailed", `rpc error: code = 2 desc = An error occurred trying to connect: Get http://%2Fvar%2Frun%2Fdocker.sock/v1.24/containers/json?all=1&filters=%7B%22label%22%3A%7B%22io.kubernetes.docker.type%3Dcontainer%22%3Atrue%7D%7D: read unix @->/var/run/docker.sock: read: connection reset by peer`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	{"cri-dockerd: daemon down, image inspection", "InspectFailed", `Failed to inspect image "registry.k8s.io/pause:3.9": rpc error: code = Unknown desc = Cannot connect to the Docker daemon at unix:///run/docker.sock. Is the docker daemon running?`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	// The CRI socket refusing the kubelet's ImageStatus call (grpc-go's dial error as the remote image client returns it).
+	{"containerd down, image inspection", "InspectFailed", `Failed to inspect image "nginx:1.27": rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /run/containerd/containerd.sock: connect: connection refused"`, "runtime_unavailable", "sandbox.runtime_unavailable"},
+	// A Docker-in-Docker container's exec probe printing the same words is the probe's output, not the node's runtime.
+	{"dind exec probe cannot reach its daemon", "Unhealthy", `Liveness probe failed: Cannot connect to the Docker daemon at tcp://localhost:2375. Is the docker daemon running?`, "liveness_probe_exec_failed", "probe.exec_output"},
 
 	// ---- container (S4, S5)
 	{"S5 flannel crash loop", "BackOff", `Back-off restarting failed container kube-flannel in pod kube-flannel-ds-jqgsm_kube-system(5e5d7f1e-2b1c-4e7a-9d3f-0a1b2c3d4e5f)`, "crash_loop_backoff", "container.crash_loop_backoff"},
@@ -182,6 +205,16 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"start failed (docker)", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "/docker-entrypoint.sh": permission denied: unknown`, "container_create_failed", "container.create_failed"},
 	{"create failed (containerd)", "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "python": executable file not found in $PATH: unknown`, "container_command_not_found", "container.command_not_found"},
 	{"create timeout", "Failed", `Error: context deadline exceeded`, "runtime_timeout", "sandbox.runtime_timeout"},
+	// A hostPath mount's missing source the runtime cannot create on a read-only part of the node (table
+	// 1.16.0): containerd's CRI WithMounts (internal/cri/opts/spec_linux_opts.go:142 at v2.3.4, "failed to
+	// mkdir %q: %w", under container_create.go:594's "failed to generate spec: %w" and the CRI's "failed
+	// to generate container %q spec: %w"), CRI-O's addOCIBindMounts ("failed to mkdir %s: %s"), Docker's
+	// "error while creating mount source path '%s': %v" under dockershim's "failed to start container %q:
+	// %v". A full disk there is disk_full.
+	{"hostPath source on a read-only root (containerd)", "Failed", `Error: failed to generate container "5ab13342e5d3c0f1a7b9e2d4c6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1" spec: failed to generate spec: failed to mkdir "/opt/cni/bin": mkdir /opt/cni: read-only file system`, "container_config_error", "container.mount_source_read_only"},
+	{"hostPath source on a read-only root (CRI-O)", "Failed", `Error: failed to mkdir /usr/libexec/kubernetes/kubelet-plugins/volume/exec: mkdir /usr/libexec/kubernetes: read-only file system`, "container_config_error", "container.mount_source_read_only"},
+	{"hostPath source on a read-only root (dockershim)", "Failed", `Error: failed to start container "node-exporter": Error response from daemon: error while creating mount source path '/root/.local/share/metrics': mkdir /root/.local: read-only file system`, "container_config_error", "container.mount_source_read_only"},
+	{"hostPath source on a full disk (containerd)", "Failed", `Error: failed to generate container "5ab13342e5d3c0f1a7b9e2d4c6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1" spec: failed to generate spec: failed to mkdir "/var/lib/app/cache": mkdir /var/lib/app: no space left on device`, "disk_full", "sandbox.disk_full"},
 	{"exec format error", "Failed", `Error: failed to start container "app": Error response from daemon: OCI runtime create failed: container_linux.go:367: starting container process caused: exec format error: unknown`, "image_wrong_architecture", "container.exec_format_error"},
 	// crun's wording of the same ENOEXEC (libcrun: "exec container process `%s`") under CRI-O's
 	// "container create failed: " and the kubelet's "Error: ".
@@ -249,7 +282,14 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"preempted", "Preempted", `Preempted by pod 4f1c2a3b-5d6e-7f80-9a1b-2c3d4e5f6a7b on node worker-2`, "evicted_other", "eviction.other"},
 	{"kubelet preempts for a critical pod", "Preempting", `Preempted in order to admit critical pod`, "evicted_other", "eviction.other"},
 	{"pod cgroup without pids (S17 kernel)", "FailedCreatePodContainer", `unable to ensure pod container exists: failed to create container for [kubepods burstable pod0f1e2d3c] : Failed to find subsystem mount for required subsystem: pids`, "sandbox_failed", "sandbox.other"},
+	// The taint eviction controller's message (pkg/controller/tainteviction/taint_eviction.go, the node
+	// lifecycle controller's taint manager before 1.29) is the same for every NoExecute taint, not-ready,
+	// unreachable or an operator's own: it cannot tell node_not_ready.
 	{"taint manager", "TaintManagerEviction", `Marking for deletion Pod default/web-0`, "evicted_other", "eviction.other"},
+	// KubeVirt's node controller marks a node whose virt-handler stopped heart-beating (kubevirt
+	// pkg/virt-controller/watch/node/node.go markNodeAsUnresponsive, watch/node.go before): the agent pod
+	// alone can be down on a Ready node, so the text cannot tell node_not_ready (left unknown).
+	{"KubeVirt virt-handler unresponsive", "NodeUnresponsive", `virt-handler is not responsive, marking node as unresponsive`, "unknown", ""},
 	// Written on the e2e real node (kubelet 1.35.4, containerd 1.6.20, runc 1.1.5).
 	{"runc state root full (S10, runc#3659)", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: unable to store init state: %!w(<nil>): unknown`, "disk_full", "sandbox.disk_full"},
 	{"runtime slow to kill", "ExceededGracePeriod", `Container runtime did not kill the pod within specified grace period.`, "runtime_timeout", "sandbox.kill_exceeded_grace_period"},
