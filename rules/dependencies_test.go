@@ -363,3 +363,27 @@ func TestStateSeriesDoc(t *testing.T) {
 		t.Errorf("docs/alerts.md: row for %s, which rules/dependencies.libsonnet does not list", f)
 	}
 }
+
+// With kubernetesMixinInstalled and ingressByNodePort, the alerts that read the node, waiting
+// reason and Service families are not generated: no rule for those families, and every rule
+// left names at least one alert.
+func TestStateSeriesMissingSwitches(t *testing.T) {
+	var rules []struct {
+		Family string `json:"family"`
+		Alerts string `json:"alerts"`
+	}
+	mixintest.Jsonnet(t, `local m = (import "mixin.libsonnet") + { _config+:: { kubernetesMixinInstalled: true, ingressByNodePort: true } };
+		[{family: r.labels.family, alerts: std.split(r.annotations.description, ":")[1]} for g in m.prometheusAlerts.groups for r in g.rules if r.alert == "`+stateSeriesAlert+`"]`, &rules)
+	if len(rules) == 0 {
+		t.Fatal("no rules")
+	}
+	for _, r := range rules {
+		if !strings.Contains(r.Alerts, "Kubecause") {
+			t.Errorf("%s: the rule names no alert that reads it: %q", r.Family, r.Alerts)
+		}
+		switch r.Family {
+		case "kube_node_info", "kube_node_status_condition", "kube_node_spec_unschedulable", "kube_pod_container_status_waiting_reason", "kube_service_spec_type":
+			t.Errorf("%s: no alert reads it with these switches, but it has a rule", r.Family)
+		}
+	}
+}
