@@ -16,14 +16,15 @@ local lib = import 'lib.libsonnet';
     stateSeriesMissingFor: '15m',
   },
 
-  // A kube-state-metrics series: family, extra matchers, a filter on its value.
-  local s(family, matchers='', filter='') = { family: family, matchers: matchers, filter: filter },
+  // A series: family, extra matchers, a filter on its value, its scrape job (kube-state-metrics').
+  local s(family, matchers='', filter='', job=ksm) = { family: family, matchers: matchers, filter: filter, job: job },
 
   // Series kube-state-metrics serves for every object of a kind (and, for the kinds a pod's
-  // owner or node names, the pods that name one): while any of them exists, the kind's families
-  // are expected. A family of the kind is checked against the others.
+  // owner or node names, the pods that name one; for pods, kubecause's view of their Events, so
+  // that a kube-state-metrics without pods is named too): while any of them exists, the kind's
+  // families are expected. A family of the kind is checked against the others.
   local objects = {
-    pod: [s('kube_pod_info'), s('kube_pod_owner'), s('kube_pod_status_phase')],
+    pod: [s('kube_pod_info'), s('kube_pod_owner'), s('kube_pod_status_phase'), s('kubecause_object_events', 'kind="Pod"', job=cfg.kubecauseSelector)],
     container: [s('kube_pod_container_status_waiting'), s('kube_pod_container_status_restarts_total'), s('kube_pod_status_phase', 'phase="Running"', '== 1')],
     node: [s('kube_node_info'), s('kube_node_status_condition'), s('kube_node_spec_unschedulable'), s('kube_pod_info', 'node!=""')],
     persistentvolumeclaim: [s('kube_persistentvolumeclaim_info'), s('kube_persistentvolumeclaim_status_phase')],
@@ -101,7 +102,7 @@ local lib = import 'lib.libsonnet';
     local more = std.set(names + [r.record for r in rules if r.record != null && readsAny(r, names)]);
     if more == names then names else closure(more),
 
-  local selector(x) = '%s{%s%s}%s' % [x.family, ksm, if x.matchers == '' then '' else ', ' + x.matchers, if x.filter == '' then '' else ' ' + x.filter],
+  local selector(x) = '%s{%s%s}%s' % [x.family, x.job, if x.matchers == '' then '' else ', ' + x.matchers, if x.filter == '' then '' else ' ' + x.filter],
 
   // The list, with what is derived: expected (the series that say the family should exist) and
   // alerts (the alerts that read it, directly or through recording rules).
@@ -116,7 +117,8 @@ local lib = import 'lib.libsonnet';
 
   // One rule per checked family: objects that kube-state-metrics would serve it for exist, it
   // has no series with the needed labels set (and not shadowed by the scrape's), and
-  // kube-state-metrics is scraped (KubecauseStateSourceMissing says when it is not).
+  // kube-state-metrics is scraped (KubecauseStateSourceMissing says when it is not; kubecause's
+  // view of pods outlives it).
   local missingAlert(f) = {
     local present = std.join(', ', [ksm] + ['%s!=""' % l for l in f.labels] + ['exported_%s=""' % l for l in f.labels if std.member(targetLabels, l)]),
     alert: 'KubecauseStateSeriesMissing',
