@@ -20,13 +20,13 @@ local lib = import 'lib.libsonnet';
   local s(family, matchers='', filter='', job=ksm) = { family: family, matchers: matchers, filter: filter, job: job },
 
   // Series kube-state-metrics serves for every object of a kind (and, for the kinds a pod's
-  // owner or node names, the pods that name one; for pods, kubecause's view of their Events, so
+  // owner names, the pods that name one; for pods, kubecause's view of their Events, so
   // that a kube-state-metrics without pods is named too): while any of them exists, the kind's
   // families are expected. A family of the kind is checked against the others.
   local objects = {
     pod: [s('kube_pod_info'), s('kube_pod_owner'), s('kube_pod_status_phase'), s('kubecause_object_events', 'kind="Pod"', job=cfg.kubecauseSelector)],
     container: [s('kube_pod_container_status_waiting'), s('kube_pod_container_status_restarts_total'), s('kube_pod_status_phase', 'phase="Running"', '== 1')],
-    node: [s('kube_node_info'), s('kube_node_status_condition'), s('kube_node_spec_unschedulable'), s('kube_pod_info', 'node!=""')],
+    node: [s('kube_node_info'), s('kube_node_status_condition'), s('kube_node_spec_unschedulable')],
     persistentvolumeclaim: [s('kube_persistentvolumeclaim_info'), s('kube_persistentvolumeclaim_status_phase')],
     service: [s('kube_service_spec_type'), s('kube_service_info')],
     replicaset: [s('kube_replicaset_spec_replicas'), s('kube_replicaset_status_ready_replicas'), s('kube_replicaset_owner'), s('kube_pod_owner', 'owner_kind="ReplicaSet"')],
@@ -40,11 +40,13 @@ local lib = import 'lib.libsonnet';
   // kube-state-metrics serves only when it serves this family too (it exists only in a state),
   // or `unchecked`, why nothing can tell its absence from the absence of that state.
   local families = [
-    { family: 'kube_pod_info', labels: ['namespace', 'pod', 'node'], kind: 'pod' },
-    { family: 'kube_pod_owner', labels: ['namespace', 'pod', 'owner_kind', 'owner_name'], kind: 'pod' },
+    { family: 'kube_pod_info', labels: ['namespace', 'pod'], kind: 'pod' },
+    // owner_kind and owner_name are empty for an object without owner (a bare pod, a Job not of a
+    // CronJob): not required.
+    { family: 'kube_pod_owner', labels: ['namespace', 'pod'], kind: 'pod' },
     { family: 'kube_pod_status_phase', labels: ['namespace', 'pod', 'phase'], kind: 'pod' },
-    // A running pod has been admitted (status.startTime) and has a Ready condition.
-    { family: 'kube_pod_start_time', labels: ['namespace', 'pod', 'uid'], when: [s('kube_pod_status_phase', 'phase="Running"', '== 1')] },
+    { family: 'kube_pod_start_time', labels: ['namespace', 'pod', 'uid'], unchecked: 'served once a pod has status.startTime, which no other series shows' },
+    // A running pod has a Ready condition.
     { family: 'kube_pod_status_ready', labels: ['namespace', 'pod', 'condition'], when: [s('kube_pod_status_phase', 'phase="Running"', '== 1')] },
     { family: 'kube_pod_status_unschedulable', labels: ['namespace', 'pod'], when: [s('kube_pod_status_scheduled', 'condition="false"', '== 1')] },
     { family: 'kube_pod_spec_volumes_persistentvolumeclaims_info', labels: ['namespace', 'persistentvolumeclaim'], when: [s('kube_pod_spec_volumes_persistentvolumeclaims_readonly')] },
@@ -63,13 +65,13 @@ local lib = import 'lib.libsonnet';
     { family: 'kube_service_status_load_balancer_ingress', labels: ['namespace', 'service'], unchecked: 'served only for a Service that has a load-balancer address, and no other series is' },
     { family: 'kube_replicaset_spec_replicas', labels: ['namespace', 'replicaset'], kind: 'replicaset' },
     { family: 'kube_replicaset_status_ready_replicas', labels: ['namespace', 'replicaset'], kind: 'replicaset' },
-    { family: 'kube_replicaset_owner', labels: ['namespace', 'replicaset', 'owner_kind', 'owner_name'], kind: 'replicaset' },
+    { family: 'kube_replicaset_owner', labels: ['namespace', 'replicaset'], kind: 'replicaset' },
     { family: 'kube_statefulset_replicas', labels: ['namespace', 'statefulset'], kind: 'statefulset' },
     { family: 'kube_statefulset_status_replicas_ready', labels: ['namespace', 'statefulset'], kind: 'statefulset' },
     { family: 'kube_daemonset_status_desired_number_scheduled', labels: ['namespace', 'daemonset'], kind: 'daemonset' },
     { family: 'kube_daemonset_status_number_available', labels: ['namespace', 'daemonset'], kind: 'daemonset' },
     { family: 'kube_job_info', labels: ['namespace', 'job_name'], kind: 'job' },
-    { family: 'kube_job_owner', labels: ['namespace', 'job_name', 'owner_kind', 'owner_name'], kind: 'job' },
+    { family: 'kube_job_owner', labels: ['namespace', 'job_name'], kind: 'job' },
     // A Job's completion time is set when it completes (its Complete condition).
     { family: 'kube_job_complete', labels: ['namespace', 'job_name', 'condition'], when: [s('kube_job_status_completion_time')] },
   ],
