@@ -6,4 +6,5 @@
 (import 'rules/alerts.libsonnet') +
 (import 'rules/rules.libsonnet') +
 (import 'rules/inhibit.libsonnet') +
+(import 'rules/dependencies.libsonnet') +
 (import 'dashboards/dashboards.libsonnet')
