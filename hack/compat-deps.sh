@@ -3,10 +3,11 @@
 # components, each built once from a pinned wrapper module under hack/tools/ and cached by version
 # in $KUBECAUSE_CACHE/bin/<name>-<version>, like hack/deps/20-e2e-tools.sh. A present binary is
 # never rebuilt. Versions and why each was chosen: docs/e2e.md, "Compatibility matrix".
-#   hack/compat-deps.sh              everything
-#   hack/compat-deps.sh kube|tools   the kube-apiservers, or the other tools
+#   hack/compat-deps.sh                                      everything
+#   hack/compat-deps.sh kube|ksm|prometheus|alertmanager     one component's releases
 set -euo pipefail
 what=${1:-all}
+want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
 cd "$(dirname "$0")/.."
 : "${KUBECAUSE_CACHE:=$HOME/.cache/kubecause}"
 bin="$KUBECAUSE_CACHE/bin"
@@ -16,7 +17,7 @@ mkdir -p "$bin"
 # newest is make deps' own (hack/deps/20-e2e-tools.sh). One wrapper module per version:
 # hack/tools/kube-apiserver-<version>.
 COMPAT_KUBE_VERSIONS=(v1.32.13 v1.34.4)
-[ "$what" = tools ] && COMPAT_KUBE_VERSIONS=()
+want kube || COMPAT_KUBE_VERSIONS=()
 for v in "${COMPAT_KUBE_VERSIONS[@]}"; do
 	out="$bin/kube-apiserver-$v"
 	[ -x "$out" ] && continue
@@ -30,7 +31,6 @@ for v in "${COMPAT_KUBE_VERSIONS[@]}"; do
 	mv "$out.tmp" "$out"
 	echo "built kube-apiserver $v in $((SECONDS - start)) s"
 done
-[ "$what" = kube ] && exit 0
 
 # build_tools <wrapper dir> <version> <cache suffix> <package>...: the wrapper module's mains in one
 # go build (they share its compiled packages), each cached as $bin/<main>-<cache suffix>.
@@ -58,13 +58,16 @@ build_tools() {
 
 # promtool of Prometheus' long-term-support 3.x release and of the newest 3.x (module v0.3XY.Z is
 # Prometheus 3.XY.Z); make deps builds the project's own 3.x (hack/deps/22-prometheus3.sh).
-build_tools hack/tools/prometheus-v3.13.5 v3.13.5 v0.313.5 github.com/prometheus/prometheus/cmd/promtool
-build_tools hack/tools/prometheus-v3.16.0 v3.16.0 v0.316.0 github.com/prometheus/prometheus/cmd/promtool
+if want prometheus; then
+	build_tools hack/tools/prometheus-v3.13.5 v3.13.5 v0.313.5 github.com/prometheus/prometheus/cmd/promtool
+	build_tools hack/tools/prometheus-v3.16.0 v3.16.0 v0.316.0 github.com/prometheus/prometheus/cmd/promtool
+fi
 # kube-state-metrics: the oldest release kube-prometheus-stack shipped in the last 18 months (the
 # newest is make deps' own).
-build_tools hack/tools/kube-state-metrics-v2.15.0 v2.15.0 v2.15.0 k8s.io/kube-state-metrics/v2
+want ksm && build_tools hack/tools/kube-state-metrics-v2.15.0 v2.15.0 v2.15.0 k8s.io/kube-state-metrics/v2
 # Alertmanager and amtool: the oldest kube-prometheus-stack shipped in the last 18 months and the newest.
-for v in v0.28.1 v0.35.0; do
+want alertmanager && for v in v0.28.1 v0.35.0; do
 	build_tools "hack/tools/alertmanager-$v" "$v" "$v" \
 		github.com/prometheus/alertmanager/cmd/alertmanager github.com/prometheus/alertmanager/cmd/amtool
 done
+exit 0
