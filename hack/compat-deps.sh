@@ -66,8 +66,27 @@ fi
 # newest is make deps' own).
 want ksm && build_tools hack/tools/kube-state-metrics-v2.15.0 v2.15.0 v2.15.0 k8s.io/kube-state-metrics/v2
 # Alertmanager and amtool: the oldest kube-prometheus-stack shipped in the last 18 months and the newest.
-want alertmanager && for v in v0.28.1 v0.35.0; do
-	build_tools "hack/tools/alertmanager-$v" "$v" "$v" \
-		github.com/prometheus/alertmanager/cmd/alertmanager github.com/prometheus/alertmanager/cmd/amtool
-done
+# From 0.29 the web UI is embedded from ui/app/dist, which only an npm build makes and the module
+# does not hold: the build then uses a copy of the module with a placeholder page there (the
+# server, its API, routing and inhibition are complete; only the UI pages are missing, as for
+# Prometheus 3 in hack/deps/22-prometheus3.sh).
+build_alertmanager() { # <version>
+	local v=$1 dir="hack/tools/alertmanager-$1"
+	local src
+	src=$(cd "$dir" && go list -m -f '{{.Dir}}' github.com/prometheus/alertmanager)
+	if [ -f "$src/ui/web.go" ] && grep -q 'go:embed app/dist' "$src/ui/web.go" && [ ! -d "$src/ui/app/dist" ]; then
+		local work
+		work=$(mktemp -d)
+		cp -r "$src" "$work/alertmanager" && chmod -R u+w "$work/alertmanager"
+		for d in elm mantine; do
+			mkdir -p "$work/alertmanager/ui/app/dist/$d"
+			echo "web UI not built (no npm): the API is at /api/v2/" >"$work/alertmanager/ui/app/dist/$d/index.html"
+		done
+		cp "$dir/go.mod" "$dir/go.sum" "$work/"
+		(cd "$work" && go mod edit -replace "github.com/prometheus/alertmanager=./alertmanager")
+		dir=$work
+	fi
+	build_tools "$dir" "$v" "$v" github.com/prometheus/alertmanager/cmd/alertmanager github.com/prometheus/alertmanager/cmd/amtool
+}
+want alertmanager && for v in v0.28.1 v0.35.0; do build_alertmanager "$v"; done
 exit 0
