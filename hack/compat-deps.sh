@@ -18,9 +18,20 @@ mkdir -p "$bin"
 # hack/tools/kube-apiserver-<version>.
 COMPAT_KUBE_VERSIONS=(v1.32.13 v1.34.4)
 want kube || COMPAT_KUBE_VERSIONS=()
-for v in "${COMPAT_KUBE_VERSIONS[@]}"; do
-	out="$bin/kube-apiserver-$v"
-	[ -x "$out" ] && continue
+# locked <name> <command...>: the command under an exclusive lock on $bin/.lock-<name>, so that
+# two runs at once build a release once, the second waiting for the first.
+locked() {
+	local name=$1
+	shift
+	(
+		flock 9
+		"$@"
+	) 9>"$bin/.lock-$name"
+}
+
+build_kube() { # <version>
+	local v=$1 out="$bin/kube-apiserver-$1" minor ldflags start
+	[ -x "$out" ] && return 0
 	minor=${v#v1.}
 	minor=${minor%%.*}
 	ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$v"
@@ -30,7 +41,8 @@ for v in "${COMPAT_KUBE_VERSIONS[@]}"; do
 	(cd "hack/tools/kube-apiserver-$v" && go build -o "$out.tmp" -ldflags "$ldflags" ./cmd/kube-apiserver)
 	mv "$out.tmp" "$out"
 	echo "built kube-apiserver $v in $((SECONDS - start)) s"
-done
+}
+for v in "${COMPAT_KUBE_VERSIONS[@]}"; do locked "kube-apiserver-$v" build_kube "$v"; done
 
 # build_tools <wrapper dir> <version> <cache suffix> <package>...: the wrapper module's mains in one
 # go build (they share its compiled packages), each cached as $bin/<main>-<cache suffix>.
@@ -59,12 +71,12 @@ build_tools() {
 # promtool of Prometheus' long-term-support 3.x release and of the newest 3.x (module v0.3XY.Z is
 # Prometheus 3.XY.Z); make deps builds the project's own 3.x (hack/deps/22-prometheus3.sh).
 if want prometheus; then
-	build_tools hack/tools/prometheus-v3.13.5 v3.13.5 v0.313.5 github.com/prometheus/prometheus/cmd/promtool
-	build_tools hack/tools/prometheus-v3.16.0 v3.16.0 v0.316.0 github.com/prometheus/prometheus/cmd/promtool
+	locked promtool-v3.13.5 build_tools hack/tools/prometheus-v3.13.5 v3.13.5 v0.313.5 github.com/prometheus/prometheus/cmd/promtool
+	locked promtool-v3.16.0 build_tools hack/tools/prometheus-v3.16.0 v3.16.0 v0.316.0 github.com/prometheus/prometheus/cmd/promtool
 fi
 # kube-state-metrics: the oldest release kube-prometheus-stack shipped in the last 18 months (the
 # newest is make deps' own).
-want ksm && build_tools hack/tools/kube-state-metrics-v2.15.0 v2.15.0 v2.15.0 k8s.io/kube-state-metrics/v2
+want ksm && locked kube-state-metrics-v2.15.0 build_tools hack/tools/kube-state-metrics-v2.15.0 v2.15.0 v2.15.0 k8s.io/kube-state-metrics/v2
 # Alertmanager and amtool: the oldest kube-prometheus-stack shipped in the last 18 months and the newest.
 # From 0.29 the web UI is embedded from ui/app/dist, which only an npm build makes and the module
 # does not hold: the build then uses a copy of the module with a placeholder page there (the
@@ -77,6 +89,7 @@ build_alertmanager() { # <version>
 	if [ -f "$src/ui/web.go" ] && grep -q 'go:embed app/dist' "$src/ui/web.go" && [ ! -d "$src/ui/app/dist" ]; then
 		local work
 		work=$(mktemp -d)
+		trap 'rm -rf "$work"' EXIT
 		cp -r "$src" "$work/alertmanager" && chmod -R u+w "$work/alertmanager"
 		for d in elm mantine; do
 			mkdir -p "$work/alertmanager/ui/app/dist/$d"
@@ -88,5 +101,5 @@ build_alertmanager() { # <version>
 	fi
 	build_tools "$dir" "$v" "$v" github.com/prometheus/alertmanager/cmd/alertmanager github.com/prometheus/alertmanager/cmd/amtool
 }
-want alertmanager && for v in v0.28.1 v0.35.0; do build_alertmanager "$v"; done
+want alertmanager && for v in v0.28.1 v0.35.0; do locked "alertmanager-$v" build_alertmanager "$v"; done
 exit 0
