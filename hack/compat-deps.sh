@@ -89,7 +89,9 @@ build_alertmanager() { # <version>
 	if [ -f "$src/ui/web.go" ] && grep -q 'go:embed app/dist' "$src/ui/web.go" && [ ! -d "$src/ui/app/dist" ]; then
 		local work
 		work=$(mktemp -d)
-		trap 'rm -rf "$work"' EXIT
+		# Global: the trap runs when the lock's subshell exits, after this function's locals.
+		compat_work=$work
+		trap 'rm -rf "${compat_work:-}"' EXIT
 		cp -r "$src" "$work/alertmanager" && chmod -R u+w "$work/alertmanager"
 		for d in elm mantine; do
 			mkdir -p "$work/alertmanager/ui/app/dist/$d"
