@@ -9,7 +9,7 @@ export VERSION REVISION BRANCH
 # and checked here, when make starts: a missing one stops make instead of skipping a test
 # (internal/repo/scripts_test.go checks the same list against the scripts this Makefile names).
 SCRIPTS := hack/ldflags.sh hack/install-deps.sh hack/lint-mixin.sh hack/bench-apiserver.sh hack/e2e.sh \
-	hack/demo.sh hack/image.sh hack/release.sh
+	hack/demo.sh hack/image.sh hack/release.sh hack/compat.sh
 $(foreach s,$(SCRIPTS),$(if $(wildcard $(s)),,$(error $(s) is missing: the Makefile runs it)))
 # The linker flags of every build (Makefile, hack/image.sh through .ko.yaml, Dockerfile) come from one script.
 LDFLAGS = $(shell bash hack/ldflags.sh)
@@ -19,7 +19,7 @@ BIN := bin/kubecause
 # A prefix for the compile-bound phases; `make test` sets it so that they yield the CPU to the e2e suite.
 YIELD ?=
 
-.PHONY: all build deps test unit fuzz lint generate check-generated bench e2e real-messages demo image release clean
+.PHONY: all build deps test unit fuzz lint generate check-generated bench e2e compat real-messages demo image release clean
 
 all: build
 
@@ -42,7 +42,7 @@ fuzz: ## run every fuzz target for FUZZTIME
 lint: ## gofmt, go vet, rule and dashboard lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(YIELD) $(GO) vet ./...
-	$(YIELD) $(GO) vet -tags e2e,load,image ./...
+	$(YIELD) $(GO) vet -tags e2e,load,image,compat ./...
 	$(YIELD) bash hack/lint-mixin.sh
 
 # Generators in the order they must run: deploy.sh copies and renders what mixin.sh writes.
@@ -64,6 +64,11 @@ bench: ## in-process benchmarks (benchstat-friendly)
 
 e2e: deps build ## end-to-end tests on real components (127.0.0.1 only)
 	bash hack/e2e.sh
+
+# Not part of make test: builds older releases (hack/compat-deps.sh, cached by version) and runs
+# each cell of the matrix one after the other (docs/e2e.md, "Compatibility matrix").
+compat: deps build ## compatibility matrix: older and newer kube-apiserver, kube-state-metrics, promtool, Alertmanager; writes docs/measurements/compat-<date>.md
+	bash hack/compat.sh
 
 real-messages: deps build ## re-record the real node's Event messages into the classifier's fixture (new ones: cause TODO)
 	KUBECAUSE_REAL_MESSAGES=$(CURDIR)/exporter/causes/testdata/real-node.yaml bash hack/e2e.sh -run '^TestRealNode(Incident)?$$'

@@ -88,11 +88,23 @@ func unitTestFiles(t *testing.T) map[string]unitTestFile {
 	return files
 }
 
+// promtoolsEnv lists other promtools to run the rule tests with, comma-separated names in
+// $KUBECAUSE_CACHE/bin or PATH (the compatibility matrix, hack/compat.sh, gives one release's).
+const promtoolsEnv = "KUBECAUSE_PROMTOOLS"
+
+// promtools are the promtools the rule tests run with: $KUBECAUSE_PROMTOOLS, else def.
+func promtools(def ...string) []string {
+	if v := os.Getenv(promtoolsEnv); v != "" {
+		return strings.Split(v, ",")
+	}
+	return def
+}
+
 // promtool test rules: every alert's firing and resolved cases, the SLI expressions, the
 // healthy cluster, completed by preparedUnitTests (the group order, the cause table's series). On Prometheus 2 (Debian's promtool) and 3 (promtool3, built by make deps),
 // whose range selectors differ (3 leaves the start of a range out).
 func TestPromtoolUnitTests(t *testing.T) {
-	for _, tool := range []string{"promtool", "promtool3"} {
+	for _, tool := range promtools("promtool", "promtool3") {
 		t.Run(tool, func(t *testing.T) {
 			promtool := mixintest.Tool(t, tool)
 			dir, paths := preparedUnitTests(t)
@@ -106,9 +118,12 @@ func TestPromtoolUnitTests(t *testing.T) {
 
 // promtool check rules --lint-fatal: syntax, and duplicate rules are errors.
 func TestPromtoolCheckRules(t *testing.T) {
-	promtool := mixintest.Tool(t, "promtool")
-	mixintest.Run(t, ".", promtool, "check", "rules", "--lint-fatal",
-		filepath.Join("generated", "kubecause-alerts.yaml"), filepath.Join("generated", "kubecause-rules.yaml"))
+	for _, tool := range promtools("promtool") {
+		t.Run(tool, func(t *testing.T) {
+			mixintest.Run(t, ".", mixintest.Tool(t, tool), "check", "rules", "--lint-fatal",
+				filepath.Join("generated", "kubecause-alerts.yaml"), filepath.Join("generated", "kubecause-rules.yaml"))
+		})
+	}
 }
 
 // pint, offline: no problem at WARN level or above, with the generated rules/pint.hcl (the

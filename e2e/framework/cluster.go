@@ -117,6 +117,10 @@ func StartCluster(dir string, o ClusterOptions) (*Cluster, error) {
 		_ = env.Stop()
 		return nil, err
 	}
+	if err := checkServerVersion(c); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
 	return c, nil
 }
 

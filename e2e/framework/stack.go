@@ -161,7 +161,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	if err := s.Cluster.EnsureNamespaces(ctx, o.Namespaces...); err != nil {
 		return nil, err
 	}
-	s.logf("kube-apiserver %s + etcd up at %s in %s", KubeVersion, s.Cluster.Config.Host, time.Since(t).Round(time.Millisecond))
+	s.logf("kube-apiserver %s + etcd up at %s in %s", runKubeVersion(), s.Cluster.Config.Host, time.Since(t).Round(time.Millisecond))
 
 	if o.RealNode {
 		if err := s.startRealNode(ctx); err != nil {
