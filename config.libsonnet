@@ -55,12 +55,24 @@
     podUnschedulableFor: '15m',
     pvcProvisioningFailingFor: '15m',
     pvcPendingFor: '15m',
+    // A pod that uses a claim whose storage failed within this long is that failure's detail:
+    // its scheduling and volume alerts do not page. Covers the scheduler's back-off before it
+    // retries a pod whose claim got bound (up to its 5m maximum) and the mount after it.
+    claimSettleFor: '10m',
     pvcTerminatingFor: '30m',
     containerWaitingFor: '15m',
     loadBalancerNoAddressFor: '15m',
     nodeNotReadyFor: '15m',
     nodePressureFor: '10m',
     istiodMismatchFor: '5m',
+    // The pods of the mesh: those with a container (or native sidecar init container) of this
+    // name, per kube-state-metrics. While KubecauseIstiodRemoteEndpointsMismatch fires and for
+    // meshSettleFor after it resolved, their probe failures are its detail: with Istio's probe
+    // rewrite most read as a bare HTTP status that names no sidecar. 10m: the probe state reads
+    // flapWindow (5m) back and a pod must stay Ready recoveredAfter (90s) to recover, so a pod
+    // whose sidecar reconnects within a few minutes of the fix has left it by then.
+    meshProxyContainer: 'istio-proxy',
+    meshSettleFor: '10m',
     istiodUnknownFor: '15m',
     endpointCheckFailingFor: '15m',
     exporterDownFor: '15m',
@@ -72,6 +84,14 @@
     // reason) and restarted within this window is named oom_killed. Longer than the kubelet's
     // longest crash back-off (5m), so the name does not flip between restarts.
     oomWindow: '15m',
+    // A pod that still fails with a symptom of its own (mount_timeout, image_pull_backoff) keeps
+    // the root cause of the same category it showed (configmap_not_found, image_not_found) when
+    // that cause's Event stops being refreshed (the kubelet's spam filter) or expires (the
+    // apiserver's --event-ttl, 1h by default), for at most this long after it was last seen:
+    // its alert neither changes cause nor pages again. As long as the route's repeat_interval
+    // (4h): a pod failing longer is reminded then anyway, and a root cause fixed long ago
+    // cannot name a new failure of the same category for ever.
+    rootCauseHoldFor: '4h',
     // The one cause not read from an Event: a crash loop whose container kube-state-metrics
     // reports OOMKilled is named `to` instead of `from` (both causes of the table).
     oomRefines: { from: 'crash_loop_backoff', to: 'oom_killed' },

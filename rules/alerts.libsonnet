@@ -14,7 +14,9 @@ local lib = import 'lib.libsonnet';
   local podCategoryAlert(category, summary, what) = {
     local cat = cats[category],
     alert: cat.alert,
-    expr: lib.withCause(cfg, '%s > 0' % lib.records.podFailing, 'category="%s"' % category) + '\n',
+    // Unless a known outside problem explains the pod's failures of the category.
+    expr: lib.withCause(cfg, '%s > 0' % lib.records.podFailing, 'category="%s"' % category)
+          + '\nunless on (%s, namespace, pod) %s{category="%s"}\n' % [cfg.clusterLabel, lib.records.podExplained, category],
     'for': cat['for'],
     // A firing alert rides out a short gap of its series (exporter restart) instead of
     // resolving and paging again.
@@ -86,9 +88,12 @@ local lib = import 'lib.libsonnet';
             labels: { severity: cfg.incidentSeverity },
             annotations: {
               summary: lib.t(cfg, 'Pods of several workloads fail for one cause.', '多个工作负载的 Pod 因同一原因失败。'),
-              description: lib.t(cfg, '{{ $labels.cause }} on {{ $labels.target }}%(onCluster)s: %(pods)s pods of {{ $value | humanize }} workloads fail. The per-pod alerts of this cause and target are inhibited; the runbook of the cause: %(causeRunbook)s', '{{ $labels.cause }}（{{ $labels.target }}）%(onCluster)s：{{ $value | humanize }} 个工作负载的 %(pods)s 个 Pod 失败。该原因和目标的单个 Pod 告警已被抑制；该原因的运行手册：%(causeRunbook)s') % {
+              description: lib.t(cfg, '{{ $labels.cause }} on {{ $labels.target }}%(onCluster)s: %(pods)s of {{ $value | humanize }} workloads fail. The per-pod alerts of this cause and target are inhibited; the runbook of the cause: %(causeRunbook)s', '{{ $labels.cause }}（{{ $labels.target }}）%(onCluster)s：{{ $value | humanize }} 个工作负载的 %(podsZh)s失败。该原因和目标的单个 Pod 告警已被抑制；该原因的运行手册：%(causeRunbook)s') % {
                 onCluster: onCluster,
-                pods: '{{ with printf "count(%s{%s=%%q, cause=%%q, target=%%q})" $labels.%s $labels.cause $labels.target | query }}{{ . | first | value | humanize }}{{ end }}' % [lib.records.podFailing, cfg.clusterLabel, cfg.clusterLabel],
+                // The pods failing, or (an incident shown by claims) the claims.
+                local q = '{{ with printf "count(%s{%s=%%q, cause=%%q, target=%%q})" $labels.%s $labels.cause $labels.target | query }}' % [lib.records.podFailing, cfg.clusterLabel, cfg.clusterLabel],
+                pods: q + '{{ . | first | value | humanize }} pods{{ else }}the claims{{ end }}',
+                podsZh: q + '{{ . | first | value | humanize }} 个 Pod {{ else }}PVC {{ end }}',
                 causeRunbook: lib.causeRunbookURL(cfg, lib.runbookURL(cfg, 'KubecauseIncident')),
               },
               runbook_url: lib.runbookURL(cfg, 'KubecauseIncident'),

@@ -86,6 +86,24 @@ var incidentNotifications = map[string][]string{
 	"a CronJob whose runs fail is one workload": {
 		"11m firing namespace=ops,workload=backup,workload_type=CronJob: KubecausePodImagePullFailing",
 	},
+	// Before issue 38 each namespace's claim paged at 16m (three notifications) and, when the
+	// claims were bound at 31m, the three pods still unschedulable paged on their own at 33m.
+	"incident: a StorageClass's provisioner is down under the claims of three StatefulSets": {
+		"6m firing cause=provisioning_failed,target=fast: KubecauseIncident",
+		"33m resolved cause=provisioning_failed,target=fast: KubecauseIncident",
+	},
+	// Before issue 38 the three workloads' probe alerts paged at 16m (three notifications) and
+	// resolved at 1h0m, 17 minutes after the mismatch.
+	"incident: istiod-remote mismatch, the mesh's probes fail with a bare HTTP status and outlast it": {
+		"6m firing : KubecauseIstiodRemoteEndpointsMismatch",
+		"43m resolved : KubecauseIstiodRemoteEndpointsMismatch",
+	},
+	// Before issue 38 the cause flipped to mount_timeout when the ConfigMap Event expired: the
+	// alert resolved at 27m and paged again at 36m.
+	"a pod whose root-cause Event expires while it still fails keeps its cause": {
+		"11m firing namespace=shop,workload=report,workload_type=Deployment: KubecausePodVolumeFailing",
+		"1h6m resolved namespace=shop,workload=report,workload_type=Deployment: KubecausePodVolumeFailing",
+	},
 }
 
 type amRoute struct {

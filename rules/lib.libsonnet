@@ -134,6 +134,11 @@
     // The pod's live causes: its root causes, its symptoms only when it has no root cause of
     // any category, and a crash loop of a container the kernel OOM-killed named oom_killed.
     podRoots: 'namespace_pod_cause:kubecause_pod_root_causes:max',
+    // Per pod and category, the symptoms of its own root causes (symptom true, no symptom_of)
+    // it shows now; and its root causes, live or kept while such a symptom of their category
+    // shows (rootCauseHoldFor at most): a root cause whose Event expired or was starved.
+    podSymptomCategories: 'namespace_pod_category:kubecause_pod_symptoms:max',
+    podRootsKept: 'namespace_pod_cause:kubecause_pod_root_causes_kept:max',
     podOomCrashLoop: 'namespace_pod_cause:kubecause_pod_oom_crash_loop:max',
     podCauses: 'namespace_pod_cause:kubecause_pod_causes:max',
     // A live cause whose category's state holds: per state, and all of them.
@@ -150,6 +155,10 @@
     // Per platform cause and target, how many workloads have pods failing on it (the
     // incident); a target that is a node is also its `node` label.
     incidentWorkloads: 'cluster_cause_target:kubecause_failing_workloads:count',
+    // The workload of a pod that uses each claim, and per workload, storage cause and target
+    // its claims failing (incidents shown by claims).
+    claimWorkload: 'namespace_persistentvolumeclaim:kubecause_claim_workload:info',
+    incidentClaims: 'namespace_workload_cause:kubecause_failing_claims:count',
     // Controllers short of ready pods (a Job: unfinished), per kind and all (kind, name labels).
     controllerShort: {
       ReplicaSet: 'namespace_replicaset:kubecause_replicaset_pods_short:max',
@@ -167,6 +176,14 @@
     // Nodes whose pressure alert (KubecauseNodePressure, or kubernetes-mixin's KubeNodePressure)
     // fires: value 1, no series otherwise (the evictions such a pressure explains).
     nodePressureHeld: 'cluster_node:kubecause_node_pressure_held:max',
+    // Pods whose failures of a category a known outside problem explains, now or within its
+    // settle window (category label): a symptom that never pages on its own. The pods of the
+    // mesh (meshProxyContainer) and the mismatch of the istiod-remote endpoints, held; the pods
+    // whose claim failed within claimSettleFor.
+    meshPods: 'namespace_pod:kubecause_pod_in_mesh:info',
+    meshMismatchHeld: 'cluster:kubecause_istiod_remote_mismatch_held:max',
+    podClaimFailed: 'namespace_pod:kubecause_pod_claim_failed:max',
+    podExplained: 'namespace_pod_category:kubecause_pod_explained:max',
     // Intermediate state of claims, containers and nodes.
     pvcEvents: 'namespace_persistentvolumeclaim_cause:kubecause_object_events:max',
     pvcPending: 'namespace_persistentvolumeclaim:kubecause_pvc_pending:max',

@@ -249,6 +249,29 @@ local lib = import 'lib.libsonnet';
             increase(kube_pod_container_status_restarts_total{%(ksm)s}[%(w)s]) > 0
           )
         ||| % { cl: cl, ksm: ksm, events: rec.podEvents, loop: cfg.oomRefines.from, w: cfg.oomWindow, reason: lib.ksm(cfg, 'kube_pod_container_status_last_terminated_reason', 'reason="OOMKilled"') }),
+        // Per pod and category, the symptoms of its own root causes it shows now.
+        record(rec.podSymptomCategories, |||
+          max by (%(cl)s, namespace, pod, category) (
+            %(events)s
+            * on (%(cl)s, cause) group_left (category)
+            %(info)s{symptom="true", symptom_of="", %(cats)s}
+          )
+        ||| % { cl: cl, events: rec.podEvents, info: rec.causeInfo, cats: podCats }),
+        // Its root causes; one whose Event expired or was starved stays while the pod shows a
+        // symptom of the same category (its value at the last evaluation, itself), seen within
+        // rootCauseHoldFor.
+        record(rec.podRootsKept, |||
+          %(roots)s
+          or
+          (
+            max without (category) (
+              %(kept)s * on (%(cl)s, cause) group_left (category) %(info)s
+              and on (%(cl)s, namespace, pod, category) %(symptoms)s
+            )
+            and on (%(cl)s, namespace, pod, cause, target) max_over_time(%(roots)s[%(hold)s])
+            unless on (%(cl)s, namespace, pod) %(roots)s
+          )
+        ||| % { cl: cl, roots: rec.podRoots, kept: rec.podRootsKept, info: rec.causeInfo, symptoms: rec.podSymptomCategories, hold: cfg.rootCauseHoldFor }),
         // Its root causes, its symptoms only when it has none, the OOM-killed crash loop renamed.
         record(rec.podCauses, |||
           (
@@ -259,7 +282,7 @@ local lib = import 'lib.libsonnet';
           unless on (%(cl)s, namespace, pod, cause) %(oom)s
           or
           label_replace(%(oom)s, "cause", "%(oomCause)s", "", "")
-        ||| % { cl: cl, roots: rec.podRoots, oom: rec.podOomCrashLoop, oomCause: cfg.oomRefines.to, symptoms: lib.withCause(cfg, rec.podEvents, 'symptom="true", %s' % podCats) }),
+        ||| % { cl: cl, roots: rec.podRootsKept, oom: rec.podOomCrashLoop, oomCause: cfg.oomRefines.to, symptoms: lib.withCause(cfg, rec.podEvents, 'symptom="true", %s' % podCats) }),
       ] + [
         // Per pod state: the live causes of the categories whose alert needs it, while it holds.
         record(rec.podCauseInStateOf[s], |||
@@ -285,10 +308,44 @@ local lib = import 'lib.libsonnet';
           %(inState)s unless on (%(cl)s, namespace, pod) %(workload)s
         ||| % { cl: cl, inState: rec.podCauseInState, workload: rec.podWorkload }),
       ]),
-      // Pods failing for a platform cause. Incidents: per platform cause and shared target, the
-      // workloads whose pods fail on it; causes whose target is a node (the cause table's
-      // `target: node`) also get the `node` label, so that the node's own alerts and the
-      // incident can inhibit each other. And the pods stuck, which the pod-start SLO reads.
+      // The claims the storage alerts name.
+      group('kubecause-claim-state', [
+        // kubecause's view of each claim: one series per (claim, cause, target), the occurrences.
+        record(rec.pvcEvents, |||
+          max by (%(cl)s, namespace, persistentvolumeclaim, cause, target) (
+            %(view)s
+          )
+        ||| % { cl: cl, view: relabel(lib.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim"}' % sel), 'persistentvolumeclaim', 'name') }),
+        record(rec.pvcPending, maxBy('namespace, persistentvolumeclaim', lib.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"')) + ' == 1\n'),
+        // A Pending claim a pod uses, with its storage class.
+        record(rec.pvcPendingUsed, |||
+          (
+            %(pending)s
+            and on (%(cl)s, namespace, persistentvolumeclaim)
+            max by (%(cl)s, namespace, persistentvolumeclaim) (%(used)s)
+          )
+          * on (%(cl)s, namespace, persistentvolumeclaim) group_left (storageclass)
+          max by (%(cl)s, namespace, persistentvolumeclaim, storageclass) (%(info)s)
+        ||| % { cl: cl, pending: rec.pvcPending, used: lib.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'), info: lib.ksm(cfg, 'kube_persistentvolumeclaim_info') }),
+        // A claim Pending with a live storage cause.
+        heldRecord(rec.pvcProvisioningFailing, |||
+          %(events)s
+          and on (%(cl)s, cause) %(info)s{category="storage"}
+          and on (%(cl)s, namespace, persistentvolumeclaim) %(pending)s
+        ||| % { cl: cl, events: rec.pvcEvents, info: rec.causeInfo, pending: rec.pvcPending }),
+        // A claim a pod uses, Pending, that no live Event with a known cause explains.
+        heldRecord(rec.pvcPendingUnexplained, |||
+          %(used)s
+          unless on (%(cl)s, namespace, persistentvolumeclaim)
+          %(events)s{cause!="unknown"}
+        ||| % { cl: cl, used: rec.pvcPendingUsed, events: rec.pvcEvents }),
+        // A deleted claim that still exists: value its deletion timestamp.
+        heldRecord(rec.pvcTerminating, maxBy('namespace, persistentvolumeclaim', lib.ksm(cfg, 'kube_persistentvolumeclaim_deletion_timestamp')) + ' > 0\n'),
+      ]),
+      // Incidents: per platform cause and shared target, the workloads whose pods (or claims)
+      // fail on it; causes whose target is a node (the cause table's `target: node`) also get the
+      // `node` label, so that the node's own alerts and the incident can inhibit each other. And
+      // the pods stuck, which the pod-start SLO reads.
       group('kubecause-incidents', [
         record(rec.incidentPods, |||
           count by (%(cl)s, namespace, workload_type, workload, cause, target, target_kind) (
@@ -297,6 +354,25 @@ local lib = import 'lib.libsonnet';
             %(info)s{%(props)s}
           )
         ||| % { cl: cl, failing: rec.podFailing, info: rec.causeInfo, props: lib.podStartProps }),
+        // Any cause with a target, whatever object shows it: per claim, the workload of a pod
+        // that uses it; per workload, storage cause and target (a StorageClass, a provisioner),
+        // its claims failing.
+        record(rec.claimWorkload, |||
+          topk by (%(cl)s, namespace, persistentvolumeclaim) (1,
+            max by (%(cl)s, namespace, persistentvolumeclaim, workload_type, workload) (
+              %(used)s
+              * on (%(cl)s, namespace, pod) group_left (workload_type, workload)
+              max by (%(cl)s, namespace, pod, workload_type, workload) (%(workload)s)
+            )
+          )
+        ||| % { cl: cl, used: lib.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'), workload: rec.podWorkload }),
+        record(rec.incidentClaims, |||
+          count by (%(cl)s, namespace, workload_type, workload, cause, target) (
+            %(failing)s{target!=""}
+            * on (%(cl)s, namespace, persistentvolumeclaim) group_left (workload_type, workload)
+            %(owner)s
+          )
+        ||| % { cl: cl, failing: rec.pvcProvisioningFailing, owner: rec.claimWorkload }),
         record(rec.incidentWorkloads, |||
           label_replace(
             count by (%(cl)s, cause, target) (%(pods)s{target_kind="node"}),
@@ -304,7 +380,9 @@ local lib = import 'lib.libsonnet';
           )
           or
           count by (%(cl)s, cause, target) (%(pods)s{target_kind!="node"})
-        ||| % { cl: cl, pods: rec.incidentPods }),
+          or
+          count by (%(cl)s, cause, target) (%(claims)s)
+        ||| % { cl: cl, pods: rec.incidentPods, claims: rec.incidentClaims }),
         // Pods that have not started and show a platform root cause now: while there are
         // some, the outage goes on even when no new pod starts (the short window of the
         // burn alerts would otherwise see no starts and resolve while pods are broken).
@@ -377,40 +455,6 @@ local lib = import 'lib.libsonnet';
           causes: '(%s)' % lib.withCause(cfg, relabel(lib.tolerant(cfg, 'kubecause_object_events{%s, kind="Pod"}' % sel), 'pod', 'name'), podCats),
         }),
       ]),
-      // The claims the storage alerts name.
-      group('kubecause-claim-state', [
-        // kubecause's view of each claim: one series per (claim, cause), the occurrences.
-        record(rec.pvcEvents, |||
-          max by (%(cl)s, namespace, persistentvolumeclaim, cause) (
-            %(view)s
-          )
-        ||| % { cl: cl, view: relabel(lib.tolerant(cfg, 'kubecause_object_events{%s, kind="PersistentVolumeClaim"}' % sel), 'persistentvolumeclaim', 'name') }),
-        record(rec.pvcPending, maxBy('namespace, persistentvolumeclaim', lib.ksm(cfg, 'kube_persistentvolumeclaim_status_phase', 'phase="Pending"')) + ' == 1\n'),
-        // A Pending claim a pod uses, with its storage class.
-        record(rec.pvcPendingUsed, |||
-          (
-            %(pending)s
-            and on (%(cl)s, namespace, persistentvolumeclaim)
-            max by (%(cl)s, namespace, persistentvolumeclaim) (%(used)s)
-          )
-          * on (%(cl)s, namespace, persistentvolumeclaim) group_left (storageclass)
-          max by (%(cl)s, namespace, persistentvolumeclaim, storageclass) (%(info)s)
-        ||| % { cl: cl, pending: rec.pvcPending, used: lib.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'), info: lib.ksm(cfg, 'kube_persistentvolumeclaim_info') }),
-        // A claim Pending with a live storage cause.
-        heldRecord(rec.pvcProvisioningFailing, |||
-          %(events)s
-          and on (%(cl)s, cause) %(info)s{category="storage"}
-          and on (%(cl)s, namespace, persistentvolumeclaim) %(pending)s
-        ||| % { cl: cl, events: rec.pvcEvents, info: rec.causeInfo, pending: rec.pvcPending }),
-        // A claim a pod uses, Pending, that no live Event with a known cause explains.
-        heldRecord(rec.pvcPendingUnexplained, |||
-          %(used)s
-          unless on (%(cl)s, namespace, persistentvolumeclaim)
-          %(events)s{cause!="unknown"}
-        ||| % { cl: cl, used: rec.pvcPendingUsed, events: rec.pvcEvents }),
-        // A deleted claim that still exists: value its deletion timestamp.
-        heldRecord(rec.pvcTerminating, maxBy('namespace, persistentvolumeclaim', lib.ksm(cfg, 'kube_persistentvolumeclaim_deletion_timestamp')) + ' > 0\n'),
-      ]),
       // LoadBalancer Services without an ingress address.
       group('kubecause-service-state', if cfg.ingressByNodePort then [] else [
         heldRecord(rec.loadBalancerNoAddress, |||
@@ -442,6 +486,35 @@ local lib = import 'lib.libsonnet';
         record(rec.nodePressureHeld, |||
           max by (%(cl)s, node) (ALERTS{alertname="%(alert)s", alertstate="firing"})
         ||| % { cl: cl, alert: if cfg.kubernetesMixinInstalled then 'KubeNodePressure' else 'KubecauseNodePressure' }),
+      ]),
+      // Failures a known outside problem explains (lib.records.podExplained): the per-pod
+      // alerts of their category do not page while it is known and for its settle window after.
+      group('kubecause-explained', [
+        record(rec.meshPods, |||
+          max by (%(cl)s, namespace, pod) (%(c)s)
+          or
+          max by (%(cl)s, namespace, pod) (%(init)s)
+        ||| % { cl: cl, c: lib.ksm(cfg, 'kube_pod_container_info', 'container="%s"' % cfg.meshProxyContainer), init: lib.ksm(cfg, 'kube_pod_init_container_info', 'container="%s"' % cfg.meshProxyContainer) }),
+        // Read from the alert (as records.nodePressureHeld): the mismatch paged.
+        record(rec.meshMismatchHeld, |||
+          max by (%(cl)s) (max_over_time(ALERTS{alertname="KubecauseIstiodRemoteEndpointsMismatch", alertstate="firing"}[%(settle)s]))
+        ||| % { cl: cl, settle: cfg.meshSettleFor }),
+        // Pods that use a claim whose storage failed within claimSettleFor: they cannot be
+        // scheduled nor mount it until it is bound.
+        record(rec.podClaimFailed, |||
+          max by (%(cl)s, namespace, pod) (
+            %(used)s
+            and on (%(cl)s, namespace, persistentvolumeclaim)
+            max_over_time(%(failing)s[%(settle)s])
+          )
+        ||| % { cl: cl, used: lib.ksm(cfg, 'kube_pod_spec_volumes_persistentvolumeclaims_info'), failing: rec.pvcProvisioningFailing, settle: cfg.claimSettleFor }),
+        record(rec.podExplained, |||
+          label_replace(%(mesh)s and on (%(cl)s) %(held)s, "category", "probe", "", "")
+          or
+          label_replace(%(claim)s, "category", "scheduling", "", "")
+          or
+          label_replace(%(claim)s, "category", "volume", "", "")
+        ||| % { cl: cl, mesh: rec.meshPods, held: rec.meshMismatchHeld, claim: rec.podClaimFailed }),
       ]),
     ] if std.length(grp.rules) > 0] + [
       {
