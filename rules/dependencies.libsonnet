@@ -55,6 +55,9 @@ local lib = import 'lib.libsonnet';
     { family: 'kube_pod_container_status_waiting_reason', labels: ['namespace', 'pod', 'container', 'reason'], when: [s('kube_pod_container_status_waiting', '', '== 1')] },
     { family: 'kube_pod_container_status_last_terminated_reason', labels: ['namespace', 'pod', 'container', 'reason'], when: [s('kube_pod_container_status_last_terminated_exitcode')] },
     { family: 'kube_pod_init_container_status_waiting', labels: ['namespace', 'pod'], when: [s('kube_pod_init_container_status_restarts_total')] },
+    // The mesh's sidecar (meshProxyContainer), as a container or a native sidecar (init) container.
+    { family: 'kube_pod_container_info', labels: ['namespace', 'pod', 'container'], kind: 'container' },
+    { family: 'kube_pod_init_container_info', labels: ['namespace', 'pod', 'container'], when: [s('kube_pod_init_container_status_restarts_total')] },
     { family: 'kube_node_info', labels: ['node'], kind: 'node' },
     { family: 'kube_node_status_condition', labels: ['node', 'condition', 'status'], kind: 'node' },
     { family: 'kube_node_spec_unschedulable', labels: ['node'], kind: 'node' },
