@@ -284,7 +284,9 @@ func testInputLabels(t *testing.T, root string) map[string][]string {
 					labels[m[1]] = map[string]bool{}
 				}
 				for _, mm := range matcherRe.FindAllStringSubmatch(m[2], -1) {
-					if !targetLabels[mm[1]] {
+					// exported_<label>: a target label that collided with the series' own, as a
+					// scrape without honor_labels renames it (KubecauseStateSeriesMissing's test).
+					if !targetLabels[mm[1]] && !strings.HasPrefix(mm[1], "exported_") {
 						labels[m[1]][mm[1]] = true
 					}
 				}
@@ -409,12 +411,40 @@ func writeRuleStates(ctx context.Context, t *testing.T, c *framework.Cluster) {
 	check(svc, err)
 	check(o.SetLoadBalancerIngress(ctx, svc, "203.0.113.7"))
 
-	check(cl.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db"},
+	sts, err := cl.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db"},
 		Spec: appsv1.StatefulSetSpec{Replicas: ptr(int32(1)), ServiceName: "db", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}}, Spec: tmpl.Spec}}}, metav1.CreateOptions{}))
-	check(cl.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}}, Spec: tmpl.Spec}}}, metav1.CreateOptions{})
+	check(sts, err)
+	ds, err := cl.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}}, Spec: tmpl.Spec}}}, metav1.CreateOptions{}))
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}}, Spec: tmpl.Spec}}}, metav1.CreateOptions{})
+	check(ds, err)
+	// Pods in the mesh, of the StatefulSet and the DaemonSet: Istio's sidecar as a container, and
+	// as a native sidecar (an init container that keeps running), as its injector writes them.
+	always := corev1.ContainerRestartPolicyAlways
+	meshed := func(name string, ref metav1.OwnerReference, spec corev1.PodSpec, status corev1.PodStatus) {
+		t.Helper()
+		p, err := cl.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{ref}}, Spec: spec}, metav1.CreateOptions{})
+		check(p, err)
+		p.Status = status
+		check(cl.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}))
+	}
+	running := func(name, image string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, Image: image, Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}
+	}
+	const proxy = "docker.io/istio/proxyv2:1.28.0"
+	meshed("db-0", owner("apps/v1", "StatefulSet", sts.Name, sts.UID),
+		corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "main", Image: "registry.example/app:1.0"}, {Name: "istio-proxy", Image: proxy}}},
+		corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now,
+			ContainerStatuses: []corev1.ContainerStatus{running("main", "registry.example/app:1.0"), running("istio-proxy", proxy)}})
+	meshed("agent-q8v4d", owner("apps/v1", "DaemonSet", ds.Name, ds.UID),
+		corev1.PodSpec{NodeName: "node-a", InitContainers: []corev1.Container{{Name: "istio-proxy", Image: proxy, RestartPolicy: &always}},
+			Containers: []corev1.Container{{Name: "main", Image: "registry.example/app:1.0"}}},
+		corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now,
+			InitContainerStatuses: []corev1.ContainerStatus{running("istio-proxy", proxy)},
+			ContainerStatuses:     []corev1.ContainerStatus{running("main", "registry.example/app:1.0")}})
 }
 
 func jobTemplate() corev1.PodTemplateSpec {
