@@ -123,7 +123,7 @@ func TestMakeTestRunsEveryPhase(t *testing.T) {
 	}
 	for phase, command := range map[string]string{
 		"deps":            "bash hack/install-deps.sh",
-		"lint":            "go vet -tags e2e,load,image ./...",
+		"lint":            "go vet -tags e2e,load,image,compat ./...",
 		"lint (mixin)":    "bash hack/lint-mixin.sh",
 		"check-generated": `bash "hack/generate/$g.sh"`,
 		"unit":            "go test -race -count=1",
