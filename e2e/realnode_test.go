@@ -78,6 +78,13 @@ func TestRealNode(t *testing.T) {
 // (a user's cause table, TestRealNodeUserCause).
 func startRealNodeStack(t *testing.T, namespaces []string, kubecauseArgs ...string) *framework.Stack {
 	t.Helper()
+	return startRealNodeStackWith(t, namespaces, nil, kubecauseArgs...)
+}
+
+// startRealNodeStackWith is startRealNodeStack with extra kube-apiserver flags (a short
+// --event-ttl, TestRealNodeRootCauseKept).
+func startRealNodeStackWith(t *testing.T, namespaces []string, apiServerArgs map[string]string, kubecauseArgs ...string) *framework.Stack {
+	t.Helper()
 	testenv.Require(t, framework.NodeHostSupported(), "a host that runs a real node", "run as root on Linux with cgroups and network namespaces (docs/e2e.md)")
 	var node *framework.Node
 	// Registered first, so it runs after the stack's cleanup stopped the node.
@@ -95,7 +102,7 @@ func startRealNodeStack(t *testing.T, namespaces []string, kubecauseArgs ...stri
 	// the mixin's order with it, so that the inhibiting one fires first, as in production: the
 	// per-pod start alerts and the incident (10m and 5m there, 10 s and the 5 s cap here),
 	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
-	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true, KubecauseArgs: kubecauseArgs,
+	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true, KubecauseArgs: kubecauseArgs, APIServerArgs: apiServerArgs,
 		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
 			"KubecausePodEvicted": podEvictedFor},
 		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of
