@@ -78,6 +78,13 @@ func TestRealNode(t *testing.T) {
 // (a user's cause table, TestRealNodeUserCause).
 func startRealNodeStack(t *testing.T, namespaces []string, kubecauseArgs ...string) *framework.Stack {
 	t.Helper()
+	return startRealNodeStackFor(t, namespaces, nil, kubecauseArgs...)
+}
+
+// startRealNodeStackFor is startRealNodeStack with the `for` of more alerts set (alertFor, beside
+// the per-pod start alerts' and KubecausePodEvicted's).
+func startRealNodeStackFor(t *testing.T, namespaces []string, alertFor map[string]time.Duration, kubecauseArgs ...string) *framework.Stack {
+	t.Helper()
 	testenv.Require(t, framework.NodeHostSupported(), "a host that runs a real node", "run as root on Linux with cgroups and network namespaces (docs/e2e.md)")
 	var node *framework.Node
 	// Registered first, so it runs after the stack's cleanup stopped the node.
@@ -95,9 +102,13 @@ func startRealNodeStack(t *testing.T, namespaces []string, kubecauseArgs ...stri
 	// the mixin's order with it, so that the inhibiting one fires first, as in production: the
 	// per-pod start alerts and the incident (10m and 5m there, 10 s and the 5 s cap here),
 	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
+	fors := map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
+		"KubecausePodEvicted": podEvictedFor}
+	for name, d := range alertFor {
+		fors[name] = d
+	}
 	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true, KubecauseArgs: kubecauseArgs,
-		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
-			"KubecausePodEvicted": podEvictedFor},
+		AlertFor: fors,
 		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of
 		// 4 s on the loaded 2-core machine (measured) resolved every alert there, lifted the
 		// incident's inhibition and paged a pod of it.
