@@ -179,6 +179,13 @@ func TestRealNodeCronJob(t *testing.T) {
 		logDeliveries(t, fmt.Sprintf("other notifications naming namespace %s", ns), others)
 		t.Errorf("%d notifications of other alerts name namespace %s", len(others), ns)
 	}
+	all := map[string]int{}
+	for _, d := range s.Webhook.Deliveries() {
+		for _, a := range d.Alerts {
+			all[a.Status+" "+a.Labels["alertname"]]++
+		}
+	}
+	t.Logf("every alert notified, by status and name: %v", all)
 	t.Logf("CronJob %s: first run %s, first failure %s, fired %s, %d failed runs, fixed %s, resolved %s (%s after the fix)",
 		cronJobName, firstRun.Format("15:04:05"), firstFailure.Format("15:04:05"), firedAt.Format("15:04:05"), runs.count("Failed"),
 		fixed.Format("15:04:05"), resolvedAt.Format("15:04:05"), resolvedAt.Sub(fixed).Round(time.Second))
