@@ -121,6 +121,7 @@ func TestRealNodeCronJob(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("every alert notified, by status and name: %v", notifiedByName(s.Webhook.Deliveries()))
 	if len(others) > 0 {
 		t.Errorf("%d notifications of other alerts name namespace %s (want the CronJob's alert alone: not each run's pod, not each Job's failure)", len(others), ns)
 	}
@@ -179,13 +180,7 @@ func TestRealNodeCronJob(t *testing.T) {
 		logDeliveries(t, fmt.Sprintf("other notifications naming namespace %s", ns), others)
 		t.Errorf("%d notifications of other alerts name namespace %s", len(others), ns)
 	}
-	all := map[string]int{}
-	for _, d := range s.Webhook.Deliveries() {
-		for _, a := range d.Alerts {
-			all[a.Status+" "+a.Labels["alertname"]]++
-		}
-	}
-	t.Logf("every alert notified, by status and name: %v", all)
+	t.Logf("every alert notified, by status and name: %v", notifiedByName(s.Webhook.Deliveries()))
 	t.Logf("CronJob %s: first run %s, first failure %s, fired %s, %d failed runs, fixed %s, resolved %s (%s after the fix)",
 		cronJobName, firstRun.Format("15:04:05"), firstFailure.Format("15:04:05"), firedAt.Format("15:04:05"), runs.count("Failed"),
 		fixed.Format("15:04:05"), resolvedAt.Format("15:04:05"), resolvedAt.Sub(fixed).Round(time.Second))
@@ -334,6 +329,17 @@ func cronJobDeliveries(all []framework.Delivery, cronAlert map[string]string, ns
 		}
 	}
 	return cron, others
+}
+
+// notifiedByName counts the alerts the notifications carried, by status and alert name.
+func notifiedByName(ds []framework.Delivery) map[string]int {
+	n := map[string]int{}
+	for _, d := range ds {
+		for _, a := range d.Alerts {
+			n[a.Status+" "+a.Labels["alertname"]]++
+		}
+	}
+	return n
 }
 
 func logDeliveries(t *testing.T, what string, ds []framework.Delivery) {
