@@ -80,6 +80,12 @@
     seriesCapFor: '15m',
     unclassifiedFor: '1h',
     workloadFailingFor: '10m',
+    // A CronJob whose runs fail: one alert per CronJob and cause (KubecauseCronJobFailing) in
+    // place of one per run's pod and Job. It is kept between runs until a run succeeds, for at
+    // most cronJobHoldFor after a failure was last seen: longer than a day, so that a daily
+    // schedule's next failing run finds it still firing.
+    cronJobFailingFor: '10m',
+    cronJobHoldFor: '25h',
     // A crash loop whose container the kernel OOM-killed (kube-state-metrics' last terminated
     // reason) and restarted within this window is named oom_killed. Longer than the kubelet's
     // longest crash back-off (5m), so the name does not flip between restarts.

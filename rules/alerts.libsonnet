@@ -15,8 +15,10 @@ local lib = import 'lib.libsonnet';
     local cat = cats[category],
     alert: cat.alert,
     // Unless a known outside problem explains the pod's failures of the category.
+    // Not the pods of a CronJob's runs: KubecauseCronJobFailing names them, once per CronJob.
     expr: lib.withCause(cfg, '%s > 0' % lib.records.podFailing, 'category="%s"' % category)
-          + '\nunless on (%s, namespace, pod) %s{category="%s"}\n' % [cfg.clusterLabel, lib.records.podExplained, category],
+          + '\nunless on (%s, namespace, pod) %s{category="%s"}\n' % [cfg.clusterLabel, lib.records.podExplained, category]
+          + lib.unlessCronJob(cfg),
     'for': cat['for'],
     // A firing alert rides out a short gap of its series (exporter restart) instead of
     // resolving and paging again.
@@ -103,7 +105,7 @@ local lib = import 'lib.libsonnet';
           // pod to alert on, its controller's Event says why.
           {
             alert: cats.workload.alert,
-            expr: '%s > 0\n' % lib.records.workloadFailing,
+            expr: '%s > 0\n' % lib.records.workloadFailing + lib.unlessCronJob(cfg),
             'for': cats.workload['for'],
             keep_firing_for: cfg.staleTolerance,
             labels: { severity: 'warning' },
@@ -111,6 +113,21 @@ local lib = import 'lib.libsonnet';
               summary: lib.t(cfg, 'Controllers cannot create the pods of workloads, or Jobs failed.', '控制器无法为工作负载创建 Pod，或 Job 失败。'),
               description: lib.t(cfg, '{{ $labels.workload_type }} {{ $labels.namespace }}/{{ $labels.workload }}%s: {{ $labels.cause }}%s.', '{{ $labels.workload_type }} {{ $labels.namespace }}/{{ $labels.workload }}%s：{{ $labels.cause }}%s。') % [onCluster, lib.onTarget(cfg)],
               runbook_url: lib.causeRunbookURL(cfg, lib.runbookURL(cfg, cats.workload.alert)),
+            },
+          },
+          // The runs of a CronJob fail (their pods, or the Jobs themselves): one alert per
+          // CronJob and cause, kept between runs, resolved when a run succeeds (or the CronJob is
+          // suspended or deleted). In place of each run's pod and Job alerts.
+          {
+            alert: 'KubecauseCronJobFailing',
+            expr: '%s > 0\n' % lib.records.cronJobFailing,
+            'for': cfg.cronJobFailingFor,
+            keep_firing_for: cfg.staleTolerance,
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: lib.t(cfg, 'The runs of CronJobs fail.', 'CronJob 的运行持续失败。'),
+              description: lib.t(cfg, 'CronJob {{ $labels.namespace }}/{{ $labels.workload }}%s: its runs since the last successful one fail: {{ $labels.cause }}%s.', 'CronJob {{ $labels.namespace }}/{{ $labels.workload }}%s 自上次成功以来的运行均失败：{{ $labels.cause }}%s。') % [onCluster, lib.onTarget(cfg)],
+              runbook_url: lib.causeRunbookURL(cfg, lib.runbookURL(cfg, 'KubecauseCronJobFailing')),
             },
           },
         ],

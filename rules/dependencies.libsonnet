@@ -33,6 +33,7 @@ local lib = import 'lib.libsonnet';
     statefulset: [s('kube_statefulset_replicas'), s('kube_statefulset_status_replicas_ready'), s('kube_pod_owner', 'owner_kind="StatefulSet"')],
     daemonset: [s('kube_daemonset_status_desired_number_scheduled'), s('kube_daemonset_status_number_available'), s('kube_pod_owner', 'owner_kind="DaemonSet"')],
     job: [s('kube_job_info'), s('kube_job_owner'), s('kube_pod_owner', 'owner_kind="Job"')],
+    cronjob: [s('kube_cronjob_info'), s('kube_cronjob_spec_suspend'), s('kube_job_owner', 'owner_kind="CronJob"')],
   },
 
   // Every family the rules read (kube-state-metrics 2.x, internal/store): the labels the rules
@@ -77,6 +78,11 @@ local lib = import 'lib.libsonnet';
     { family: 'kube_job_owner', labels: ['namespace', 'job_name'], kind: 'job' },
     // A Job's completion time is set when it completes (its Complete condition).
     { family: 'kube_job_complete', labels: ['namespace', 'job_name', 'condition'], when: [s('kube_job_status_completion_time')] },
+    // A Job has its start time once its controller started it (it has active pods).
+    { family: 'kube_job_status_start_time', labels: ['namespace', 'job_name'], when: [s('kube_job_status_active', '', '> 0')] },
+    { family: 'kube_cronjob_info', labels: ['namespace', 'cronjob'], kind: 'cronjob' },
+    { family: 'kube_cronjob_spec_suspend', labels: ['namespace', 'cronjob'], kind: 'cronjob' },
+    { family: 'kube_cronjob_status_last_successful_time', labels: ['namespace', 'cronjob'], unchecked: 'served once a run of the CronJob succeeded, and no other series is' },
   ],
 
   // Labels a scrape's own target labels can shadow: without honor_labels, Prometheus renames

@@ -77,10 +77,10 @@
   alertmanagerInhibitRules:: [
     {
       // An incident names the cause and its target (registry, CNI plugin, CSI driver, node,
-      // quota, StorageClass): the per-pod and per-claim alerts of that cause and target are its
-      // detail, not pages.
+      // quota, StorageClass): the per-pod, per-claim and per-CronJob alerts of that cause and
+      // target are its detail, not pages.
       source_matchers: ['alertname="KubecauseIncident"'],
-      target_matchers: ['alertname=~"%s"' % re(cfg.podStartAlerts + [cats.storage.alert])],
+      target_matchers: ['alertname=~"%s"' % re(cfg.podStartAlerts + [cats.storage.alert, 'KubecauseCronJobFailing'])],
       equal: [cl, 'cause', 'target'],
     },
     {

@@ -173,6 +173,18 @@
     workloadOwned: 'namespace_object_cause:kubecause_workload_owned:max',
     workloadUnowned: 'namespace_object_cause:kubecause_workload_unowned:max',
     workloadFailing: 'namespace_workload_cause:kubecause_workload_failing:max',
+    // CronJobs (workload_type="CronJob"): per CronJob that exists and is not suspended, its last
+    // successful run's time (0 if none); its Jobs started after it, value their start time; the
+    // causes of those runs' pods and Jobs now, value the evaluation time; those causes kept
+    // between runs until a run succeeds (cronJobHoldFor at most), value the time last seen; and
+    // what the alert names: the pods' causes, the Jobs' own (DeadlineExceeded,
+    // BackoffLimitExceeded) only while no pod's is known.
+    cronJobLastSuccessByName: 'namespace_cronjob:kubecause_cronjob_last_success:max',
+    cronJobLastSuccess: 'namespace_workload:kubecause_cronjob_last_success:max',
+    cronJobRuns: 'namespace_job:kubecause_cronjob_run_since_success:max',
+    cronJobRunCauses: 'namespace_workload_cause:kubecause_cronjob_run_causes:max',
+    cronJobCausesKept: 'namespace_workload_cause:kubecause_cronjob_causes_kept:max',
+    cronJobFailing: 'namespace_workload_cause:kubecause_cronjob_failing:max',
     // Nodes whose pressure alert (KubecauseNodePressure, or kubernetes-mixin's KubeNodePressure)
     // fires: value 1, no series otherwise (the evictions such a pressure explains).
     nodePressureHeld: 'cluster_node:kubecause_node_pressure_held:max',
@@ -244,6 +256,10 @@
     // as the real node showed.
     terminated: 'max by (%(clusterLabel)s, namespace, pod) (%(t)s) == 1\n' % (cfg { t: $.ksm(cfg, 'kube_pod_status_phase', 'phase=~"Failed|Succeeded"') }),
   },
+
+  // `unless` the workload is a CronJob kube-state-metrics shows: its runs' pods and Jobs are
+  // KubecauseCronJobFailing's (records.cronJobFailing), one alert per CronJob.
+  unlessCronJob(cfg):: 'unless on (%s, namespace, workload_type, workload) %s\n' % [cfg.clusterLabel, $.records.cronJobLastSuccess],
 
   // Dedupe a kubecause expression over the replicas.
   dedup(cfg, expr):: 'max without (%s) (%s)' % [std.join(', ', cfg.replicaLabels), expr],

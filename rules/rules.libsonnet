@@ -395,6 +395,8 @@ local lib = import 'lib.libsonnet';
       // Controllers that cannot create their pods or gave up (cause category workload), on
       // objects still short of ready pods (ReplicaSet, StatefulSet, DaemonSet) or unfinished
       // (Job), per workload the user manages. It resolves when the controller has its pods.
+      // And the runs of CronJobs: the causes of their pods and Jobs, per CronJob, until a run
+      // succeeds.
       group('kubecause-workload-failures', [
         // Per kind, with kind and name labels; the kinds together.
         record(rec.controllerShort.ReplicaSet, asObject('ReplicaSet', 'replicaset', shortOf('replicaset', 'kube_replicaset_spec_replicas', 'kube_replicaset_status_ready_replicas'))),
@@ -426,6 +428,54 @@ local lib = import 'lib.libsonnet';
             %(owned)s or %(unowned)s
           )
         ||| % { cl: cl, owned: rec.workloadOwned, unowned: rec.workloadUnowned }),
+        // A CronJob's runs: one alert per CronJob while its runs since the last success fail.
+        record(rec.cronJobLastSuccessByName, |||
+          (
+            max by (%(cl)s, namespace, cronjob) (%(success)s)
+            or
+            max by (%(cl)s, namespace, cronjob) (%(info)s) * 0
+          )
+          unless on (%(cl)s, namespace, cronjob)
+          max by (%(cl)s, namespace, cronjob) (%(suspend)s) == 1
+        ||| % {
+          cl: cl,
+          success: lib.ksm(cfg, 'kube_cronjob_status_last_successful_time'),
+          info: lib.ksm(cfg, 'kube_cronjob_info'),
+          suspend: lib.ksm(cfg, 'kube_cronjob_spec_suspend'),
+        }),
+        heldRecord(rec.cronJobLastSuccess, |||
+          max by (%(cl)s, namespace, workload_type, workload) (
+            label_replace(label_replace(%(byName)s, "workload_type", "CronJob", "", ""), "workload", "$1", "cronjob", "(.+)")
+          )
+        ||| % { cl: cl, byName: rec.cronJobLastSuccessByName }),
+        record(rec.cronJobRuns, |||
+          max by (%(cl)s, namespace, job_name) (%(start)s)
+          * on (%(cl)s, namespace, job_name) group_left (workload_type, workload)
+          %(owner)s{workload_type="CronJob"}
+          > on (%(cl)s, namespace, workload_type, workload) group_left ()
+          %(success)s
+        ||| % { cl: cl, start: lib.ksm(cfg, 'kube_job_status_start_time'), owner: rec.jobOwner, success: rec.cronJobLastSuccess }),
+        record(rec.cronJobRunCauses, |||
+          max by (%(cl)s, namespace, workload_type, workload, cause, target) (
+            %(pods)s{workload_type="CronJob"}
+            and on (%(cl)s, namespace, pod)
+            (%(podJob)s and on (%(cl)s, namespace, job_name) %(runs)s)
+            or
+            %(owned)s{kind="Job"} and on (%(cl)s, namespace, job_name) %(runs)s
+          ) * 0 + time()
+        ||| % { cl: cl, pods: rec.podFailing, podJob: relabel(lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="Job"'), 'job_name', 'owner_name'), runs: rec.cronJobRuns, owned: rec.workloadOwned }),
+        // Kept (its value at the last evaluation) while the last success is older.
+        heldRecord(rec.cronJobCausesKept, |||
+          %(live)s
+          or
+          (%(kept)s > on (%(cl)s, namespace, workload_type, workload) group_left () %(success)s)
+          > (time() - %(hold)d)
+        ||| % { cl: cl, live: rec.cronJobRunCauses, kept: rec.cronJobCausesKept, success: rec.cronJobLastSuccess, hold: lib.seconds(cfg.cronJobHoldFor) }),
+        heldRecord(rec.cronJobFailing, |||
+          %(kept)s unless on (%(cl)s, cause) %(info)s{category="workload"}
+          or
+          %(kept)s unless on (%(cl)s, namespace, workload) (%(kept)s unless on (%(cl)s, cause) %(info)s{category="workload"})
+        ||| % { cl: cl, kept: rec.cronJobCausesKept, info: rec.causeInfo }),
       ]),
       // Containers waiting that no live cause explains (KubecauseContainerWaiting).
       group('kubecause-container-state', if cfg.kubernetesMixinInstalled then [] else [

@@ -50,6 +50,8 @@ type Case struct {
 	Cause string `json:"cause"`
 	// Why the message cannot tell more, required when Cause is unknown or a generic cause.
 	Why string `json:"why,omitempty"`
+	// Target, when given, is the target the table must read from the message.
+	Target string `json:"target,omitempty"`
 }
 
 // TemplatesDir holds the inventory, relative to DataDir.
@@ -135,10 +137,15 @@ func (t Tmpl) Message(c Case) string {
 // Outcome is the table's answer on one case of one template, under one reason.
 type Outcome struct {
 	Inventory, Source, Reason, Message, Want, Got, Why string
+	// WantTarget is the case's target ("" when it names none), GotTarget the table's.
+	WantTarget, GotTarget string
 }
 
-// Wrong is true when the table's cause is not the inventory's.
-func (o Outcome) Wrong() bool { return o.Got != o.Want }
+// Wrong is true when the table's cause is not the inventory's, or its target not the one the case
+// names.
+func (o Outcome) Wrong() bool {
+	return o.Got != o.Want || o.WantTarget != "" && o.GotTarget != o.WantTarget
+}
 
 // Check classifies every case of every template under each of its reasons.
 func Check(t *causes.Table, invs []Inventory) []Outcome {
@@ -148,7 +155,8 @@ func Check(t *causes.Table, invs []Inventory) []Outcome {
 			for _, c := range tm.Cases {
 				msg := tm.Message(c)
 				for _, r := range tm.Reasons {
-					out = append(out, Outcome{inv.Component, tm.Source, r, msg, c.Cause, t.Classify(r, msg).Cause, c.Why})
+					res := t.Classify(r, msg)
+					out = append(out, Outcome{inv.Component, tm.Source, r, msg, c.Cause, res.Cause, c.Why, c.Target, res.Target})
 				}
 			}
 		}
@@ -166,7 +174,7 @@ func InventoryMarkdown(t *causes.Table, invs []Inventory) []byte {
 	b.WriteString("classified under each reason it is written with (a *case*). *Specific*: the case's cause is a\n")
 	b.WriteString("specific one and the table gives it; *unknown by design*: the message cannot tell (the file says\n")
 	b.WriteString("why) and the table gives `unknown` or the reason's generic cause; *wrong*: the table's answer\n")
-	b.WriteString("differs (a test keeps it at 0).\n\n")
+	b.WriteString("differs, or its target differs from the one a case names (a test keeps it at 0).\n\n")
 	b.WriteString("| component | version | commit | templates | cases | specific | unknown by design | wrong |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|\n")
 	outcomes := Check(t, invs)

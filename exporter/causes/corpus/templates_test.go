@@ -38,7 +38,8 @@ func TestTemplateInventory(t *testing.T) {
 	}
 	for _, o := range Check(tab, invs) {
 		if o.Wrong() {
-			t.Errorf("%s %s [%s] %q: table says %s, the inventory %s", o.Inventory, o.Source, o.Reason, o.Message, o.Got, o.Want)
+			t.Errorf("%s %s [%s] %q: table says %s (target %q), the inventory %s (target %q)",
+				o.Inventory, o.Source, o.Reason, o.Message, o.Got, o.GotTarget, o.Want, o.WantTarget)
 		}
 	}
 }
@@ -53,5 +54,24 @@ func TestTemplateMessage(t *testing.T) {
 		Templates: []Tmpl{{Source: "a.go:1", Reasons: []string{"R"}, Template: "x %s %s", Cases: []Case{{Args: []any{"one"}, Cause: "unknown", Why: "w"}}}}}
 	if err := inv.check(); err == nil {
 		t.Error("a case with too few args passed the check")
+	}
+}
+
+// A case that names a target is wrong when the table reads another one, or none.
+func TestOutcomeWrongTarget(t *testing.T) {
+	for _, c := range []struct {
+		o     Outcome
+		wrong bool
+	}{
+		{Outcome{Want: "cni_error", Got: "cni_error"}, false},
+		{Outcome{Want: "cni_error", Got: "cni_error", GotTarget: "cilium-cni"}, false},
+		{Outcome{Want: "cni_error", Got: "cni_error", WantTarget: "cilium", GotTarget: "cilium"}, false},
+		{Outcome{Want: "cni_error", Got: "cni_error", WantTarget: "cilium", GotTarget: "cilium-cni"}, true},
+		{Outcome{Want: "cni_error", Got: "cni_error", WantTarget: "cilium"}, true},
+		{Outcome{Want: "cni_error", Got: "sandbox_failed", WantTarget: "cilium", GotTarget: "cilium"}, true},
+	} {
+		if got := c.o.Wrong(); got != c.wrong {
+			t.Errorf("%+v: Wrong() = %v, want %v", c.o, got, c.wrong)
+		}
 	}
 }
