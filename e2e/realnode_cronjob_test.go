@@ -149,7 +149,16 @@ func TestRealNodeCronJob(t *testing.T) {
 	}))
 	t.Logf("run %s (created %s after the fix) completed %s after the fix", success.name, success.created.Sub(fixed).Round(time.Second), success.ended.Sub(fixed).Round(time.Second))
 	resolved, err := s.Webhook.WaitResolved(resolveTimeout, cronAlert)
-	check(t, err)
+	if err != nil {
+		// What the rules hold for the CronJob: its last success and each cause's last failure.
+		for _, q := range []string{"kube_cronjob_status_last_successful_time", "namespace_workload:kubecause_cronjob_last_success:max",
+			"namespace_workload_cause:kubecause_cronjob_causes_kept:max", "ALERTS"} {
+			q = fmt.Sprintf(`%s{namespace=%q}`, q, ns)
+			v, qerr := s.Prometheus.API.Query(ctx, q)
+			t.Logf("%s: %v %v", q, v, qerr)
+		}
+		t.Fatalf("KubecauseCronJobFailing not resolved %s after the fix (run %s completed at %s): %v", resolveTimeout, success.name, success.ended.Format("15:04:05"), err)
+	}
 	resolvedAt := resolved[0].Received
 	t.Logf("KubecauseCronJobFailing resolved %s after the fix, %s after the run completed: %v",
 		resolvedAt.Sub(fixed).Round(time.Second), resolvedAt.Sub(success.ended).Round(time.Second), resolved[0])
