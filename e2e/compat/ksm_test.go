@@ -314,9 +314,9 @@ func sortedKeys(m map[string]bool) []string {
 
 // writeRuleStates writes what the rules read, as the controllers and the kubelet would: a node
 // NotReady, under memory pressure and cordoned; a Deployment's ReplicaSet whose pod crash-loops
-// after an OOM kill, its init container waiting, on a Pending claim; a CronJob's Job, complete,
-// and its unschedulable pod; an evicted pod; a claim being deleted; a LoadBalancer Service with
-// its address; a StatefulSet and a DaemonSet.
+// after an OOM kill, its init container waiting, on a Pending claim; a CronJob whose run
+// succeeded, its Job, complete, and its unschedulable pod; an evicted pod; a claim being deleted;
+// a LoadBalancer Service with its address; a StatefulSet and a DaemonSet.
 func writeRuleStates(ctx context.Context, t *testing.T, c *framework.Cluster) {
 	t.Helper()
 	const ns = "shop"
@@ -390,6 +390,9 @@ func writeRuleStates(ctx context.Context, t *testing.T, c *framework.Cluster) {
 			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
 			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now}}}
 	check(cl.BatchV1().Jobs(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}))
+	// The cronjob controller records the run's completion on the CronJob.
+	cj.Status = batchv1.CronJobStatus{LastScheduleTime: &now, LastSuccessfulTime: &now}
+	check(cl.BatchV1().CronJobs(ns).UpdateStatus(ctx, cj, metav1.UpdateOptions{}))
 	batch, err := cl.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "nightly-29410560-x7k2q",
 		OwnerReferences: []metav1.OwnerReference{owner("batch/v1", "Job", job.Name, job.UID)}},
 		Spec: jobTemplate().Spec}, metav1.CreateOptions{})
