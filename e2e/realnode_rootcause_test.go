@@ -35,7 +35,7 @@ const rootCauseEventTTL = 7 * time.Minute
 func TestRealNodeRootCauseKept(t *testing.T) {
 	ctx := testContext(t)
 	const ns, name = "real-rootcause", "report"
-	s := startRealNodeStackWith(t, []string{ns}, map[string]string{"event-ttl": rootCauseEventTTL.String()})
+	s := startRealNodeStackWith(t, []string{ns}, realNodeOptions{apiServerArgs: map[string]string{"event-ttl": rootCauseEventTTL.String()}})
 	spec := corev1.PodSpec{
 		DNSPolicy:                     corev1.DNSDefault,
 		TerminationGracePeriodSeconds: ptrTo(int64(1)),

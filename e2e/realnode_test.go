@@ -78,12 +78,19 @@ func TestRealNode(t *testing.T) {
 // (a user's cause table, TestRealNodeUserCause).
 func startRealNodeStack(t *testing.T, namespaces []string, kubecauseArgs ...string) *framework.Stack {
 	t.Helper()
-	return startRealNodeStackWith(t, namespaces, nil, kubecauseArgs...)
+	return startRealNodeStackWith(t, namespaces, realNodeOptions{}, kubecauseArgs...)
 }
 
-// startRealNodeStackWith is startRealNodeStack with extra kube-apiserver flags (a short
-// --event-ttl, TestRealNodeRootCauseKept).
-func startRealNodeStackWith(t *testing.T, namespaces []string, apiServerArgs map[string]string, kubecauseArgs ...string) *framework.Stack {
+// realNodeOptions are what a real-node test changes in its stack: extra kube-apiserver flags (a
+// short --event-ttl, TestRealNodeRootCauseKept) and the `for` of more alerts (beside the per-pod
+// start alerts' and KubecausePodEvicted's; TestRealNodeCronJob).
+type realNodeOptions struct {
+	apiServerArgs map[string]string
+	alertFor      map[string]time.Duration
+}
+
+// startRealNodeStackWith is startRealNodeStack with o.
+func startRealNodeStackWith(t *testing.T, namespaces []string, o realNodeOptions, kubecauseArgs ...string) *framework.Stack {
 	t.Helper()
 	testenv.Require(t, framework.NodeHostSupported(), "a host that runs a real node", "run as root on Linux with cgroups and network namespaces (docs/e2e.md)")
 	var node *framework.Node
@@ -102,9 +109,13 @@ func startRealNodeStackWith(t *testing.T, namespaces []string, apiServerArgs map
 	// the mixin's order with it, so that the inhibiting one fires first, as in production: the
 	// per-pod start alerts and the incident (10m and 5m there, 10 s and the 5 s cap here),
 	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
-	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true, KubecauseArgs: kubecauseArgs, APIServerArgs: apiServerArgs,
-		AlertFor: map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
-			"KubecausePodEvicted": podEvictedFor},
+	fors := map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
+		"KubecausePodEvicted": podEvictedFor}
+	for name, d := range o.alertFor {
+		fors[name] = d
+	}
+	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true, KubecauseArgs: kubecauseArgs, APIServerArgs: o.apiServerArgs,
+		AlertFor: fors,
 		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of
 		// 4 s on the loaded 2-core machine (measured) resolved every alert there, lifted the
 		// incident's inhibition and paged a pod of it.

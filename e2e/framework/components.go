@@ -17,7 +17,7 @@ import (
 )
 
 // KSMResources are the kube-state-metrics resources the mixin reads.
-const KSMResources = "pods,persistentvolumeclaims,services,endpoints,nodes,replicasets,deployments,daemonsets,statefulsets"
+const KSMResources = "pods,persistentvolumeclaims,services,endpoints,nodes,replicasets,deployments,daemonsets,statefulsets,jobs,cronjobs"
 
 // Component is a started child process with the address it serves on.
 type Component struct {
