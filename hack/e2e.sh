@@ -25,7 +25,7 @@ fi
 # its name: TestRealNode (≈ 15 min: the seed scenarios on a real node, S17's 5-minute NodeNotReady
 # hold among them), TestRealNodeIncident (≈ 15 min: the registry incident on a second real node,
 # 10 minutes of it the designed kube-state-metrics outage) then TestRealNodeUserCause (≈ 1 min: a
-# cause of the user's table on a node of its own, no designed hold), TestRealNodeCronJob (≈ 19 min:
+# cause of the user's table on a node of its own, no designed hold), TestRealNodeCronJob (≈ 20 min:
 # a CronJob's runs failing for 15 minutes on a third real node, the designed hold, then fixed) and
 # the other tests (≈ 16 min, mostly waits too), instead of one after the other: each test starts its
 # own stack on free ports, and a node's teardown and leftover check touch only what that node made.
