@@ -148,6 +148,27 @@ func TestRealNodeCronJob(t *testing.T) {
 		return success != nil, nil
 	}))
 	t.Logf("run %s (created %s after the fix) completed %s after the fix", success.name, success.created.Sub(fixed).Round(time.Second), success.ended.Sub(fixed).Round(time.Second))
+	// That run resolves the alert: its resolved notification comes before a later run, created
+	// after the successful one, completes (a minute later), not with a later success.
+	var next *cronRun
+	_ = pollEvery(ctx, resolveTimeout, time.Second, func() (bool, error) {
+		cur := s.Webhook.Current(cronAlert)
+		firing := len(cur) == 0
+		for _, n := range cur {
+			firing = firing || n.Status != "resolved"
+		}
+		if !firing {
+			return true, nil
+		}
+		if next == nil && runs.observe(ctx) == nil {
+			next = runs.completedAfter(success.created)
+		}
+		return false, nil
+	})
+	if next != nil {
+		t.Errorf("KubecauseCronJobFailing not resolved by the successful run %s (completed %s) but after run %s completed at %s",
+			success.name, success.ended.Format("15:04:05"), next.name, next.ended.Format("15:04:05"))
+	}
 	resolved, err := s.Webhook.WaitResolved(resolveTimeout, cronAlert)
 	if err != nil {
 		// What the rules hold for the CronJob: its last success and each cause's last failure.

@@ -27,7 +27,7 @@ fi
 # 10 minutes of it the designed kube-state-metrics outage) then TestRealNodeUserCause (≈ 1 min: a
 # cause of the user's table on a node of its own, no designed hold), TestRealNodeRootCauseKept (≈ 15
 # min: a pod's root-cause Event starved by the kubelet and expired by a 7-minute --event-ttl),
-# TestRealNodeCronJob (≈ 19 min: a CronJob's runs failing for 15 minutes, the designed hold, then
+# TestRealNodeCronJob (≈ 20 min: a CronJob's runs failing for 15 minutes, the designed hold, then
 # fixed), each on a real node of its own, and the other tests (≈ 23 min, mostly waits too), instead
 # of one after the other: each test starts its own stack on free ports, and a node's teardown and
 # leftover check touch only what that node made.
