@@ -80,10 +80,10 @@
     seriesCapFor: '15m',
     unclassifiedFor: '1h',
     workloadFailingFor: '10m',
-    // A CronJob whose runs fail: one alert per CronJob and cause (KubecauseCronJobFailing) in
-    // place of one per run's pod and Job. It is kept between runs until a run succeeds, for at
-    // most cronJobHoldFor after a failure was last seen: longer than a day, so that a daily
-    // schedule's next failing run finds it still firing.
+    // A CronJob whose runs fail: one alert per CronJob, naming the cause first seen
+    // (KubecauseCronJobFailing), in place of one per run's pod and Job. It is kept between runs
+    // until a run succeeds, for at most cronJobHoldFor after the last failing run started: longer
+    // than a day, so that a daily schedule's next failing run finds it still firing.
     cronJobFailingFor: '10m',
     cronJobHoldFor: '25h',
     // A crash loop whose container the kernel OOM-killed (kube-state-metrics' last terminated

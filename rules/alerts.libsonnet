@@ -116,8 +116,9 @@ local lib = import 'lib.libsonnet';
             },
           },
           // The runs of a CronJob fail (their pods, or the Jobs themselves): one alert per
-          // CronJob and cause, kept between runs, resolved when a run succeeds (or the CronJob is
-          // suspended or deleted). In place of each run's pod and Job alerts.
+          // CronJob, naming the cause first seen, kept between runs, resolved when a run
+          // succeeds (or the CronJob is suspended or deleted). In place of each run's pod and
+          // Job alerts.
           {
             alert: 'KubecauseCronJobFailing',
             expr: '%s > 0\n' % lib.records.cronJobFailing,

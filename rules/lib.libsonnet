@@ -174,17 +174,21 @@
     workloadUnowned: 'namespace_object_cause:kubecause_workload_unowned:max',
     workloadFailing: 'namespace_workload_cause:kubecause_workload_failing:max',
     // CronJobs (workload_type="CronJob"): per CronJob that exists and is not suspended, its last
-    // successful run's time (0 if none); its Jobs started after it, value their start time; the
-    // causes of those runs' pods and Jobs now, value the evaluation time; those causes kept
-    // between runs until a run succeeds (cronJobHoldFor at most), value the time last seen; and
-    // what the alert names: the pods' causes, the Jobs' own (DeadlineExceeded,
-    // BackoffLimitExceeded) only while no pod's is known.
+    // successful run's time (0 if none); its Jobs started after it and their pods, value the
+    // run's start; the causes of those runs' pods and Jobs now, value the newest run's start;
+    // those causes kept between runs until a run succeeds (cronJobHoldFor at most), and when each
+    // was first seen; the pods' causes, the Jobs' own (DeadlineExceeded, BackoffLimitExceeded)
+    // only while no pod's is known; and what the alert names: one per CronJob, the cause first
+    // seen.
     cronJobLastSuccessByName: 'namespace_cronjob:kubecause_cronjob_last_success:max',
     cronJobLastSuccess: 'namespace_workload:kubecause_cronjob_last_success:max',
     cronJobRuns: 'namespace_job:kubecause_cronjob_run_since_success:max',
+    cronJobRunPods: 'namespace_pod:kubecause_cronjob_run_start:max',
     cronJobRunCauses: 'namespace_workload_cause:kubecause_cronjob_run_causes:max',
     cronJobCausesKept: 'namespace_workload_cause:kubecause_cronjob_causes_kept:max',
-    cronJobFailing: 'namespace_workload_cause:kubecause_cronjob_failing:max',
+    cronJobCauseSince: 'namespace_workload_cause:kubecause_cronjob_cause_since:min',
+    cronJobCauses: 'namespace_workload_cause:kubecause_cronjob_causes:max',
+    cronJobFailing: 'namespace_workload_cause:kubecause_cronjob_failing:min',
     // Nodes whose pressure alert (KubecauseNodePressure, or kubernetes-mixin's KubeNodePressure)
     // fires: value 1, no series otherwise (the evictions such a pressure explains).
     nodePressureHeld: 'cluster_node:kubecause_node_pressure_held:max',

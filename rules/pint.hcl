@@ -13,7 +13,7 @@ check "rule/dependency" {
     "namespace_workload_cause:kubecause_workload_failing:max",
     "namespace_workload:kubecause_cronjob_last_success:max",
     "namespace_workload_cause:kubecause_cronjob_causes_kept:max",
-    "namespace_workload_cause:kubecause_cronjob_failing:max",
+    "namespace_workload_cause:kubecause_cronjob_failing:min",
     "namespace_pod_container_reason:kubecause_container_waiting_unexplained:max",
     "namespace_service:kubecause_load_balancer_no_address:max",
     "cluster_node:kubecause_node_not_ready:max",

@@ -455,15 +455,24 @@ local lib = import 'lib.libsonnet';
           > on (%(cl)s, namespace, workload_type, workload) group_left ()
           %(success)s
         ||| % { cl: cl, start: lib.ksm(cfg, 'kube_job_status_start_time'), owner: rec.jobOwner, success: rec.cronJobLastSuccess }),
+        // The pods of those runs, value their run's start.
+        record(rec.cronJobRunPods, |||
+          max by (%(cl)s, namespace, pod, workload_type, workload) (
+            %(podJob)s
+            * on (%(cl)s, namespace, job_name) group_left (workload_type, workload)
+            %(runs)s
+          )
+        ||| % { cl: cl, podJob: relabel(lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="Job"'), 'job_name', 'owner_name'), runs: rec.cronJobRuns }),
+        // The causes of those runs' pods and Jobs now, value the start of the newest run that
+        // shows each (not the evaluation time: a success completing before kube-state-metrics
+        // shows it must still be newer than every failure it ends).
         record(rec.cronJobRunCauses, |||
           max by (%(cl)s, namespace, workload_type, workload, cause, target) (
-            %(pods)s{workload_type="CronJob"}
-            and on (%(cl)s, namespace, pod)
-            (%(podJob)s and on (%(cl)s, namespace, job_name) %(runs)s)
+            %(pods)s{workload_type="CronJob"} * 0 + on (%(cl)s, namespace, pod) group_left () %(runPods)s
             or
-            %(owned)s{kind="Job"} and on (%(cl)s, namespace, job_name) %(runs)s
-          ) * 0 + time()
-        ||| % { cl: cl, pods: rec.podFailing, podJob: relabel(lib.ksm(cfg, 'kube_pod_owner', 'owner_kind="Job"'), 'job_name', 'owner_name'), runs: rec.cronJobRuns, owned: rec.workloadOwned }),
+            %(owned)s{kind="Job"} * 0 + on (%(cl)s, namespace, job_name) group_left () %(runs)s
+          )
+        ||| % { cl: cl, pods: rec.podFailing, runPods: rec.cronJobRunPods, runs: rec.cronJobRuns, owned: rec.workloadOwned }),
         // Kept (its value at the last evaluation) while the last success is older.
         heldRecord(rec.cronJobCausesKept, |||
           %(live)s
@@ -471,11 +480,26 @@ local lib = import 'lib.libsonnet';
           (%(kept)s > on (%(cl)s, namespace, workload_type, workload) group_left () %(success)s)
           > (time() - %(hold)d)
         ||| % { cl: cl, live: rec.cronJobRunCauses, kept: rec.cronJobCausesKept, success: rec.cronJobLastSuccess, hold: lib.seconds(cfg.cronJobHoldFor) }),
-        heldRecord(rec.cronJobFailing, |||
+        // When each kept cause was first seen (its own last value while kept).
+        record(rec.cronJobCauseSince, |||
+          %(since)s and on (%(cl)s, namespace, workload_type, workload, cause, target) %(kept)s
+          or
+          %(kept)s * 0 + time()
+        ||| % { cl: cl, since: rec.cronJobCauseSince, kept: rec.cronJobCausesKept }),
+        // The pods' causes; the Jobs' own (DeadlineExceeded, BackoffLimitExceeded) only while no
+        // pod's is known.
+        record(rec.cronJobCauses, |||
           %(kept)s unless on (%(cl)s, cause) %(info)s{category="workload"}
           or
           %(kept)s unless on (%(cl)s, namespace, workload) (%(kept)s unless on (%(cl)s, cause) %(info)s{category="workload"})
         ||| % { cl: cl, kept: rec.cronJobCausesKept, info: rec.causeInfo }),
+        // One per CronJob: the cause first seen (a second cause of later runs, such as a timeout
+        // of the same mount, is no second page); value the time it was first seen.
+        heldRecord(rec.cronJobFailing, |||
+          bottomk by (%(cl)s, namespace, workload_type, workload) (1,
+            %(since)s and on (%(cl)s, namespace, workload_type, workload, cause, target) %(causes)s
+          )
+        ||| % { cl: cl, since: rec.cronJobCauseSince, causes: rec.cronJobCauses }),
       ]),
       // Containers waiting that no live cause explains (KubecauseContainerWaiting).
       group('kubecause-container-state', if cfg.kubernetesMixinInstalled then [] else [
