@@ -49,7 +49,7 @@ func TestRealNodeCronJob(t *testing.T) {
 	const ns = cronJobNS
 	// KubecauseCronJobFailing's 10m scaled like the per-pod start alerts' (10m there, podStartFor
 	// here); those stay short, so that rules which page per run page here within each run.
-	s := startRealNodeStackFor(t, []string{ns}, map[string]time.Duration{"KubecauseCronJobFailing": podStartFor})
+	s := startRealNodeStackWith(t, []string{ns}, realNodeOptions{alertFor: map[string]time.Duration{"KubecauseCronJobFailing": podStartFor}})
 	check(t, createFailingCronJob(ctx, s, ns))
 	created := time.Now()
 	runs := &cronRuns{s: s, ns: ns, cronJob: cronJobName, seen: map[string]*cronRun{}}

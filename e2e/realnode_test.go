@@ -78,12 +78,19 @@ func TestRealNode(t *testing.T) {
 // (a user's cause table, TestRealNodeUserCause).
 func startRealNodeStack(t *testing.T, namespaces []string, kubecauseArgs ...string) *framework.Stack {
 	t.Helper()
-	return startRealNodeStackFor(t, namespaces, nil, kubecauseArgs...)
+	return startRealNodeStackWith(t, namespaces, realNodeOptions{}, kubecauseArgs...)
 }
 
-// startRealNodeStackFor is startRealNodeStack with the `for` of more alerts set (alertFor, beside
-// the per-pod start alerts' and KubecausePodEvicted's).
-func startRealNodeStackFor(t *testing.T, namespaces []string, alertFor map[string]time.Duration, kubecauseArgs ...string) *framework.Stack {
+// realNodeOptions are what a real-node test changes in its stack: extra kube-apiserver flags (a
+// short --event-ttl, TestRealNodeRootCauseKept) and the `for` of more alerts (beside the per-pod
+// start alerts' and KubecausePodEvicted's; TestRealNodeCronJob).
+type realNodeOptions struct {
+	apiServerArgs map[string]string
+	alertFor      map[string]time.Duration
+}
+
+// startRealNodeStackWith is startRealNodeStack with o.
+func startRealNodeStackWith(t *testing.T, namespaces []string, o realNodeOptions, kubecauseArgs ...string) *framework.Stack {
 	t.Helper()
 	testenv.Require(t, framework.NodeHostSupported(), "a host that runs a real node", "run as root on Linux with cgroups and network namespaces (docs/e2e.md)")
 	var node *framework.Node
@@ -104,10 +111,10 @@ func startRealNodeStackFor(t *testing.T, namespaces []string, alertFor map[strin
 	// KubecausePodEvicted and KubecauseNodePressure (15m and 10m; 15 s and 5 s).
 	fors := map[string]time.Duration{"KubecausePodImagePullFailing": podStartFor, "KubecausePodSandboxFailing": podStartFor, "KubecausePodVolumeFailing": podStartFor,
 		"KubecausePodEvicted": podEvictedFor}
-	for name, d := range alertFor {
+	for name, d := range o.alertFor {
 		fors[name] = d
 	}
-	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true, KubecauseArgs: kubecauseArgs,
+	s := startStack(t, framework.StackOptions{RealNode: true, Namespaces: namespaces, ShippedRoute: true, KubecauseArgs: kubecauseArgs, APIServerArgs: o.apiServerArgs,
 		AlertFor: fors,
 		// Firing alerts valid 40 s at Alertmanager instead of 4 s: a rule-evaluation stall of
 		// 4 s on the loaded 2-core machine (measured) resolved every alert there, lifted the

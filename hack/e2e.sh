@@ -21,14 +21,16 @@ if [ $# -gt 0 ]; then
 	echo "e2e: $((SECONDS - start)) s, exit $status"
 	exit $status
 fi
-# The whole suite, in four go test processes side by side, each its tests' lines prefixed with
+# The whole suite, in five go test processes side by side, each its tests' lines prefixed with
 # its name: TestRealNode (≈ 15 min: the seed scenarios on a real node, S17's 5-minute NodeNotReady
 # hold among them), TestRealNodeIncident (≈ 15 min: the registry incident on a second real node,
 # 10 minutes of it the designed kube-state-metrics outage) then TestRealNodeUserCause (≈ 1 min: a
-# cause of the user's table on a node of its own, no designed hold), TestRealNodeCronJob (≈ 20 min:
-# a CronJob's runs failing for 15 minutes on a third real node, the designed hold, then fixed) and
-# the other tests (≈ 16 min, mostly waits too), instead of one after the other: each test starts its
-# own stack on free ports, and a node's teardown and leftover check touch only what that node made.
+# cause of the user's table on a node of its own, no designed hold), TestRealNodeRootCauseKept (≈ 15
+# min: a pod's root-cause Event starved by the kubelet and expired by a 7-minute --event-ttl),
+# TestRealNodeCronJob (≈ 20 min: a CronJob's runs failing for 15 minutes, the designed hold, then
+# fixed), each on a real node of its own, and the other tests (≈ 23 min, mostly waits too), instead
+# of one after the other: each test starts its own stack on free ports, and a node's teardown and
+# leftover check touch only what that node made.
 # One compile first, so that the processes do not build the same test binaries at once.
 go test -tags e2e -count=1 -run '^$' ./e2e/... >/dev/null
 part() { # name, go test arguments: its lines prefixed with its name; exit status of go test
@@ -42,15 +44,19 @@ part realnode -run '^TestRealNode$' ./e2e/ &
 node_pid=$!
 part incident -run '^TestRealNode(Incident|UserCause)$' ./e2e/ &
 incident_pid=$!
+part rootcause -run '^TestRealNodeRootCauseKept$' ./e2e/ &
+rootcause_pid=$!
 part recurring -run '^TestRealNodeCronJob$' ./e2e/ &
 recurring_pid=$!
 rest=0
-part rest -skip '^TestRealNode(Incident|UserCause|CronJob)?$' ./e2e/... || rest=$?
+part rest -skip '^TestRealNode(Incident|UserCause|RootCauseKept|CronJob)?$' ./e2e/... || rest=$?
 node=0
 wait $node_pid || node=$?
 incident=0
 wait $incident_pid || incident=$?
+rootcause=0
+wait $rootcause_pid || rootcause=$?
 recurring=0
 wait $recurring_pid || recurring=$?
-echo "e2e: $((SECONDS - start)) s, real node exit $node, incident exit $incident, recurring exit $recurring, the rest exit $rest"
-[ $node -eq 0 ] && [ $incident -eq 0 ] && [ $recurring -eq 0 ] && [ $rest -eq 0 ]
+echo "e2e: $((SECONDS - start)) s, real node exit $node, incident exit $incident, root cause exit $rootcause, recurring exit $recurring, the rest exit $rest"
+[ $node -eq 0 ] && [ $incident -eq 0 ] && [ $rootcause -eq 0 ] && [ $recurring -eq 0 ] && [ $rest -eq 0 ]
