@@ -79,7 +79,7 @@ func TestRealNodeCronJob(t *testing.T) {
 	} else {
 		firedAt = got[0].Received
 		t.Logf("KubecauseCronJobFailing received %s after the first failure: %v", firedAt.Sub(firstFailure).Round(time.Second), got[0])
-		activeAt = incidentActiveAt(t, s, cronAlert)
+		activeAt = incidentActiveAt(t, s, withCause(cronAlert, got[0].Labels["cause"]))
 	}
 
 	// The run's Job fails at its deadline.
@@ -128,7 +128,7 @@ func TestRealNodeCronJob(t *testing.T) {
 	if firedAt.IsZero() {
 		t.Fatalf("KubecauseCronJobFailing never fired: nothing to resolve")
 	}
-	if at := incidentActiveAt(t, s, cronAlert); !at.Equal(activeAt) {
+	if at := incidentActiveAt(t, s, withCause(cronAlert, cron[0].Alerts[0].Labels["cause"])); !at.Equal(activeAt) {
 		t.Errorf("KubecauseCronJobFailing active since %s after the failing runs, %s when it fired: it was not kept between runs", at, activeAt)
 	}
 
@@ -359,6 +359,15 @@ func cronJobDeliveries(all []framework.Delivery, cronAlert map[string]string, ns
 		}
 	}
 	return cron, others
+}
+
+// withCause is match with the label cause.
+func withCause(match map[string]string, cause string) map[string]string {
+	m := map[string]string{"cause": cause}
+	for k, v := range match {
+		m[k] = v
+	}
+	return m
 }
 
 // notifiedByName counts the alerts the notifications carried, by status and alert name.
