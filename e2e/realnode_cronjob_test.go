@@ -55,7 +55,7 @@ func TestRealNodeCronJob(t *testing.T) {
 	runs := &cronRuns{s: s, ns: ns, cronJob: cronJobName, seen: map[string]*cronRun{}}
 
 	// The first run: the cronjob controller creates its Job at the next minute.
-	check(t, pollEvery(ctx, 3*time.Minute, time.Second, func() (bool, error) {
+	check(t, framework.PollEvery(ctx, 3*time.Minute, time.Second, func() (bool, error) {
 		return runs.observe(ctx) == nil && len(runs.seen) > 0, nil
 	}))
 	firstRun := runs.first().created
@@ -92,7 +92,7 @@ func TestRealNodeCronJob(t *testing.T) {
 	checkExactCount(t, s, ns, ns, "DeadlineExceeded")
 
 	// The runs fail for cronJobFailing from the first one on.
-	err := pollEvery(ctx, cronJobFailing+5*time.Minute, 5*time.Second, func() (bool, error) {
+	err := framework.PollEvery(ctx, cronJobFailing+5*time.Minute, 5*time.Second, func() (bool, error) {
 		if err := runs.observe(ctx); err != nil {
 			return false, nil
 		}
@@ -140,7 +140,7 @@ func TestRealNodeCronJob(t *testing.T) {
 	check(t, err)
 	fixed := time.Now()
 	var success *cronRun
-	check(t, pollEvery(ctx, 4*time.Minute, time.Second, func() (bool, error) {
+	check(t, framework.PollEvery(ctx, 4*time.Minute, time.Second, func() (bool, error) {
 		if err := runs.observe(ctx); err != nil {
 			return false, nil
 		}
@@ -151,7 +151,7 @@ func TestRealNodeCronJob(t *testing.T) {
 	// That run resolves the alert: its resolved notification comes before a later run, created
 	// after the successful one, completes (a minute later), not with a later success.
 	var next *cronRun
-	_ = pollEvery(ctx, resolveTimeout, time.Second, func() (bool, error) {
+	_ = framework.PollEvery(ctx, resolveTimeout, time.Second, func() (bool, error) {
 		cur := s.Webhook.Current(cronAlert)
 		firing := len(cur) == 0
 		for _, n := range cur {
@@ -186,7 +186,7 @@ func TestRealNodeCronJob(t *testing.T) {
 
 	// A later run succeeds too, and the alert stays resolved.
 	var later *cronRun
-	check(t, pollEvery(ctx, 3*time.Minute, time.Second, func() (bool, error) {
+	check(t, framework.PollEvery(ctx, 3*time.Minute, time.Second, func() (bool, error) {
 		if err := runs.observe(ctx); err != nil {
 			return false, nil
 		}
@@ -388,26 +388,4 @@ func logDeliveries(t *testing.T, what string, ds []framework.Delivery) {
 		fmt.Fprintf(&b, "\n  %v", d)
 	}
 	t.Logf("%s: %d%s", what, len(ds), b.String())
-}
-
-// pollEvery calls cond every interval until it holds, returns an error, or timeout passes.
-func pollEvery(ctx context.Context, timeout, interval time.Duration, cond func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		ok, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("condition not met within %s", timeout)
-		case <-tick.C:
-		}
-	}
 }

@@ -206,9 +206,14 @@ func (c *Cluster) EnsureNamespaces(ctx context.Context, names ...string) error {
 
 // Poll calls cond every 200 ms until it returns true, returns an error, or timeout passes.
 func Poll(ctx context.Context, timeout time.Duration, cond func() (bool, error)) error {
+	return PollEvery(ctx, timeout, 200*time.Millisecond, cond)
+}
+
+// PollEvery calls cond every interval until it returns true, returns an error, or timeout passes.
+func PollEvery(ctx context.Context, timeout, interval time.Duration, cond func() (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	t := time.NewTicker(200 * time.Millisecond)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		ok, err := cond()
