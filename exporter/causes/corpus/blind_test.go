@@ -2,9 +2,6 @@ package corpus
 
 import (
 	"github.com/kubecause/kubecause/exporter/causes"
-	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -77,38 +74,13 @@ func TestBlindCorpusWellFormed(t *testing.T) {
 // reason; and no blind thread is cited anywhere in those files (as owner/repo#N or as a GitHub URL).
 func TestBlindCorpusUnseen(t *testing.T) {
 	for ri, r := range blindRounds {
-		seenFiles := blindSeen(ri)
-		masked := map[string]string{}
-		var raw []string
-		for _, path := range seenFiles {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw = append(raw, string(b))
-			if path == realNodeFile {
-				rn, err := LoadRealNode(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, m := range rn.Messages {
-					masked[causes.Template(m.Message)] = path
-				}
-				continue
-			}
-			for i, l := range loadCorpus(t, path) {
-				masked[causes.Template(l.Message)] = path + ":" + strconv.Itoa(i)
-			}
+		seen, err := LoadSeen(blindSeen(ri))
+		if err != nil {
+			t.Fatal(err)
 		}
 		for i, l := range loadCorpus(t, blindPath(r.file)) {
-			if where, ok := masked[causes.Template(l.Message)]; ok {
-				t.Errorf("%s:%d (%s): message %q is, masked, the message of %s", r.file, i, l.Source, l.Message, where)
-			}
-			cited := citation(l.Source)
-			for j, text := range raw {
-				if cited.MatchString(text) {
-					t.Errorf("%s:%d: thread %s is cited in %s", r.file, i, l.Source, seenFiles[j])
-				}
+			for _, why := range seen.Check(l) {
+				t.Errorf("%s:%d (%s): %s", r.file, i, l.Source, why)
 			}
 		}
 	}
@@ -134,29 +106,6 @@ func TestBlindRoundsScore(t *testing.T) {
 				r.file, s.Coverage(), s.Covered, s.Knowable, percent(r.covered, r.knowable), r.covered, r.knowable)
 		}
 	}
-}
-
-var threadRE = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)#([0-9]+)(?: \([^)]*\))?$`)
-
-// threadOf returns the source if it names a GitHub thread ("owner/repo#N", optionally followed by a
-// note in parentheses such as "(issue title)"), "" otherwise.
-func threadOf(source string) string {
-	if threadRE.MatchString(source) {
-		return source
-	}
-	return ""
-}
-
-// citation matches a mention of source's thread in a corpus file: owner/repo#N (not followed by
-// another digit, whatever note follows it) or https://github.com/owner/repo/issues|pull/N; for a
-// URL source, the URL itself.
-func citation(source string) *regexp.Regexp {
-	m := threadRE.FindStringSubmatch(source)
-	if m == nil {
-		return regexp.MustCompile(regexp.QuoteMeta(source))
-	}
-	repo, n := regexp.QuoteMeta(m[1]), m[2]
-	return regexp.MustCompile(`(?i)\b` + repo + `(?:#|/issues/|/pull/)` + n + `\b`)
 }
 
 // The checks above find what they are meant to find.

@@ -1,0 +1,88 @@
+package corpus
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/kubecause/kubecause/exporter/causes"
+)
+
+// Seen is what a blind round must not share with the rest of the corpus: its masked messages
+// (causes.Template: names, numbers, IDs, quoted strings, paths) and the threads its files cite.
+type Seen struct {
+	masked map[string]string // masked message -> file:line that holds it
+	files  []string
+	raw    []string
+}
+
+// LoadSeen reads corpus files (a YAML list of Line, or the real node's recording file when its
+// base name is real-node.yaml).
+func LoadSeen(paths []string) (*Seen, error) {
+	s := &Seen{masked: map[string]string{}}
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		s.files, s.raw = append(s.files, path), append(s.raw, string(b))
+		if filepath.Base(path) == "real-node.yaml" {
+			rn, err := LoadRealNode(path)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range rn.Messages {
+				s.masked[causes.Template(m.Message)] = path
+			}
+			continue
+		}
+		lines, err := Load(path)
+		if err != nil {
+			return nil, err
+		}
+		for i, l := range lines {
+			s.masked[causes.Template(l.Message)] = fmt.Sprintf("%s:%d", path, i)
+		}
+	}
+	return s, nil
+}
+
+// Check says why a line is not new: its message, masked, is one the files hold, or its thread is
+// cited in one of them. Nil when it is new.
+func (s *Seen) Check(l Line) []string {
+	var why []string
+	if where, ok := s.masked[causes.Template(l.Message)]; ok {
+		why = append(why, fmt.Sprintf("message %q is, masked, the message of %s", l.Message, where))
+	}
+	cited := citation(l.Source)
+	for j, text := range s.raw {
+		if cited.MatchString(text) {
+			why = append(why, fmt.Sprintf("thread %s is cited in %s", l.Source, s.files[j]))
+		}
+	}
+	return why
+}
+
+var threadRE = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)#([0-9]+)(?: \([^)]*\))?$`)
+
+// threadOf returns the source if it names a GitHub thread ("owner/repo#N", optionally followed by a
+// note in parentheses such as "(issue title)"), "" otherwise.
+func threadOf(source string) string {
+	if threadRE.MatchString(source) {
+		return source
+	}
+	return ""
+}
+
+// citation matches a mention of source's thread in a corpus file: owner/repo#N (not followed by
+// another digit, whatever note follows it) or https://github.com/owner/repo/issues|pull/N; for a
+// URL source, the URL itself.
+func citation(source string) *regexp.Regexp {
+	m := threadRE.FindStringSubmatch(source)
+	if m == nil {
+		return regexp.MustCompile(regexp.QuoteMeta(source))
+	}
+	repo, n := regexp.QuoteMeta(m[1]), m[2]
+	return regexp.MustCompile(`(?i)\b` + repo + `(?:#|/issues/|/pull/)` + n + `\b`)
+}
