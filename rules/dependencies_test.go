@@ -221,7 +221,7 @@ func TestStateSeriesMissingCases(t *testing.T) {
 			} `json:"alert_rule_test"`
 		} `json:"tests"`
 	}
-	readYAML(t, filepath.Join("tests", "dependencies.yaml"), &file)
+	readUnitTestFile(t, filepath.Join("tests", "dependencies.yaml"), &file)
 	byFamily := map[string][]string{}
 	var healthy, down []string
 	for _, tc := range file.Tests {

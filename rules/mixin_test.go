@@ -82,7 +82,7 @@ func unitTestFiles(t *testing.T) map[string]unitTestFile {
 	files := map[string]unitTestFile{}
 	for _, p := range paths {
 		var f unitTestFile
-		readYAML(t, p, &f)
+		readUnitTestFile(t, p, &f)
 		files[filepath.Base(p)] = f
 	}
 	return files
