@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"github.com/kubecause/kubecause/exporter/causes"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -57,8 +58,8 @@ func TestBlindCorpusWellFormed(t *testing.T) {
 			if l.Miss != "" {
 				t.Errorf("%s:%d: a blind set is scored, not tuned: it has no known misses", r.file, i)
 			}
-			if threadOf(l.Source) == "" && !strings.HasPrefix(l.Source, "https://") {
-				t.Errorf("%s:%d: source %q is neither owner/repo#N nor a URL", r.file, i, l.Source)
+			if threadOf(l.Source) == "" && !fileRE.MatchString(l.Source) && !strings.HasPrefix(l.Source, "https://") {
+				t.Errorf("%s:%d: source %q is neither owner/repo#N, owner/repo path nor a URL", r.file, i, l.Source)
 			}
 			key := l.Reason + "\x00" + causes.Template(l.Message)
 			if prev, dup := seen[key]; dup {
@@ -108,6 +109,9 @@ func TestBlindRoundsScore(t *testing.T) {
 	}
 }
 
+// fileRE matches a file of a public repository: "owner/repo path/to/file".
+var fileRE = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+ [^ #]+$`)
+
 // The checks above find what they are meant to find.
 func TestBlindCitation(t *testing.T) {
 	for _, c := range []struct {
@@ -126,6 +130,9 @@ func TestBlindCitation(t *testing.T) {
 		if got := citation(c.source).MatchString(c.text); got != c.want {
 			t.Errorf("citation(%q) on %q: %v, want %v", c.source, c.text, got, c.want)
 		}
+	}
+	if !fileRE.MatchString("longhorn/website content/kb/x.md") || fileRE.MatchString("kubernetes/kubernetes#1") {
+		t.Error("fileRE")
 	}
 	if threadOf("kubernetes/kubernetes#1") == "" || threadOf("kubernetes/kubernetes#1 (issue title)") == "" ||
 		threadOf("kubernetes/kubernetes path/to/file") != "" {
