@@ -144,6 +144,16 @@ func kubecauseValue(t *testing.T, k *framework.Kubecause, name string, labels ma
 	return framework.MetricValue(fams, name, labels)
 }
 
+// scrapedValue reads a value from a replica's /metrics for a poll: a refused scrape (503 while
+// the scrapes queued during a pause are served at once) is "not yet", not a failure.
+func scrapedValue(k *framework.Kubecause, name string, labels map[string]string) (float64, bool) {
+	fams, err := k.Metrics()
+	if err != nil {
+		return 0, false
+	}
+	return framework.MetricValue(fams, name, labels)
+}
+
 // resume continues a paused kubecause and waits until it answers a scrape: the scrapes
 // Prometheus sent while it was stopped (one a second) are all served at once when it resumes,
 // and past --web.max-requests the telemetry path refuses with 503, as designed.

@@ -518,6 +518,7 @@ func amtoolCheck(ctx context.Context, t *testing.T, amtool string, cfg []byte) {
 func installCRDFiles(ctx context.Context, t *testing.T, a *applier, dyn dynamic.Interface, files []string) {
 	t.Helper()
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	var kinds []schema.GroupKind
 	for _, f := range files {
 		objs := must[[]deploy.Object](t)(deploy.ParseManifests(must[[]byte](t)(os.ReadFile(f))))
 		for _, o := range objs {
@@ -540,7 +541,23 @@ func installCRDFiles(ctx context.Context, t *testing.T, a *applier, dyn dynamic.
 			if err != nil {
 				t.Fatalf("CRD %s not established: %v", name, err)
 			}
+			group, _, _ := unstructured.NestedString(o, "spec", "group")
+			kind, _, _ := unstructured.NestedString(o, "spec", "names", "kind")
+			kinds = append(kinds, schema.GroupKind{Group: group, Kind: kind})
 		}
 	}
-	a.mapper.Reset()
+	// Established is not yet served: discovery lists a new kind a moment later, and the mapper
+	// caches what it read. Until discovery names every kind installed.
+	err := framework.Poll(ctx, 30*time.Second, func() (bool, error) {
+		a.mapper.Reset()
+		for _, gk := range kinds {
+			if _, err := a.mapper.RESTMapping(gk); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("kinds %v established but not in discovery: %v", kinds, err)
+	}
 }

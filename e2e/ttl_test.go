@@ -80,7 +80,7 @@ func TestWatchGapEstimateLearnsAShortEventTTL(t *testing.T) {
 	// estimate shows, the count is final; nothing is written any more.)
 	var estimated float64
 	if err := framework.Poll(ctx, 2*time.Minute, func() (bool, error) {
-		estimated, _ = kubecauseValue(t, k, "kubecause_events_gap_estimated_lost_total", nil)
+		estimated, _ = scrapedValue(k, "kubecause_events_gap_estimated_lost_total", nil)
 		return estimated > 0, nil
 	}); err != nil {
 		t.Fatalf("kubecause_events_gap_estimated_lost_total stayed 0 after the relists (%g relists): %v",
@@ -176,7 +176,7 @@ func TestNamespaceDeletionsDoNotTeachTheTTL(t *testing.T) {
 	waitCompactedPast(t, ctx, events, rv0)
 	resume(t, ctx, k)
 	check(t, framework.Poll(ctx, 2*time.Minute, func() (bool, error) {
-		v, _ := kubecauseValue(t, k, "kubecause_relists_total", nil)
+		v, _ := scrapedValue(k, "kubecause_relists_total", nil)
 		return v > relists0, nil
 	}))
 	gap := time.Since(cut).Round(time.Second)

@@ -109,8 +109,8 @@ func TestBlindRoundsScore(t *testing.T) {
 	}
 }
 
-// fileRE matches a file of a public repository: "owner/repo path/to/file".
-var fileRE = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+ [^ #]+$`)
+// fileRE matches a file of a public repository: "owner/repo path/to/file" (a path may hold spaces).
+var fileRE = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+ [^ #][^#]*$`)
 
 // The checks above find what they are meant to find.
 func TestBlindCitation(t *testing.T) {
@@ -131,7 +131,8 @@ func TestBlindCitation(t *testing.T) {
 			t.Errorf("citation(%q) on %q: %v, want %v", c.source, c.text, got, c.want)
 		}
 	}
-	if !fileRE.MatchString("longhorn/website content/kb/x.md") || fileRE.MatchString("kubernetes/kubernetes#1") {
+	if !fileRE.MatchString("longhorn/website content/kb/x.md") || !fileRE.MatchString("o/r docs/a guide/b.md") ||
+		fileRE.MatchString("kubernetes/kubernetes#1") || fileRE.MatchString("kubernetes/kubernetes #1") {
 		t.Error("fileRE")
 	}
 	if threadOf("kubernetes/kubernetes#1") == "" || threadOf("kubernetes/kubernetes#1 (issue title)") == "" ||

@@ -34,6 +34,7 @@ var blindRounds = []struct {
 	{file: "blind7.yaml", version: "1.11.0", date: "2026-11-26", lines: 228, named: 84, namedRight: 79, knowable: 85, covered: 79},
 	{file: "blind8.yaml", version: "1.15.2", date: "2026-11-29", lines: 126, named: 27, namedRight: 26, knowable: 33, covered: 26},
 	{file: "blind9.yaml", version: "1.16.1", date: "2026-11-29", lines: 262, named: 117, namedRight: 111, knowable: 126, covered: 111},
+	{file: "blind10.yaml", version: "1.17.0", date: "2026-11-29", lines: 366, named: 91, namedRight: 87, knowable: 117, covered: 87},
 }
 
 // ScoresMarkdown renders the part of docs/causes.md that follows the table's reference: how the
