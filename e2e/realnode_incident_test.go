@@ -147,7 +147,7 @@ func realRegistryIncident(t *testing.T, s *framework.Stack, beforeOutage func())
 	for _, a := range before {
 		activeBefore = append(activeBefore, a.Labels)
 	}
-	check(t, s.KSM.Stop())
+	check(t, s.KSM.StopHoldingPort())
 	ksmStop := time.Now()
 	t.Logf("kube-state-metrics stopped for %s", ksmOutage)
 	got, err = s.Webhook.WaitFiring(alertTimeout, missing)

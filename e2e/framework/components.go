@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,6 +24,49 @@ const KSMResources = "pods,persistentvolumeclaims,services,endpoints,nodes,repli
 type Component struct {
 	*Process
 	Addr string // host:port
+	hold net.Listener
+}
+
+// StopHoldingPort stops the component for an outage and keeps its address bound until it is
+// restarted: make test runs several e2e processes at once, and a port left free could be taken
+// by another test's server, which Prometheus would then scrape as this one come back. A
+// connection to the held port is closed at once, so a scrape fails as against a stopped server.
+func (c *Component) StopHoldingPort() error {
+	if err := c.Stop(); err != nil {
+		return err
+	}
+	l, err := holdPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("holding %s while %s is stopped: %w", c.Addr, c.Name, err)
+	}
+	c.hold = l
+	return nil
+}
+
+// holdPort binds addr and closes every connection to it at once, until the listener is closed.
+func holdPort(addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.Close()
+		}
+	}()
+	return l, nil
+}
+
+// release lets go of a port held by StopHoldingPort.
+func (c *Component) release() {
+	if c.hold != nil {
+		_ = c.hold.Close()
+		c.hold = nil
+	}
 }
 
 // URL is http://Addr + path.
@@ -52,6 +96,7 @@ func StartKubeStateMetrics(bin, kubeconfig, logDir string) (*Component, error) {
 // RestartKubeStateMetrics starts the (stopped) kube-state-metrics again on the same address and
 // waits until it serves /metrics, which it does once its informers have synced.
 func RestartKubeStateMetrics(c *Component) error {
+	c.release()
 	if err := c.Start(); err != nil {
 		return err
 	}
