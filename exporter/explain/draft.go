@@ -21,7 +21,7 @@ var placeholderRE = regexp.MustCompile(`<(?:q|url|uid|hex|ip|path|name|n)>`)
 // nonName is what a reason loses to become part of a cause name.
 var nonName = regexp.MustCompile(`[^a-z0-9]+`)
 
-// DraftPattern is a rule pattern for a template: anchored at the start, its words as they are,
+// DraftPattern is a rule pattern for a template: anchored at the start (after white space), its words as they are,
 // each placeholder any text, each space any run of white space (the template collapsed them),
 // anchored at the end unless the template was cut.
 func DraftPattern(template string) string {
@@ -32,7 +32,9 @@ func DraftPattern(template string) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("^")
+	// Leading space: a message may keep the space client-go's aggregator prefix left before it
+	// ("(combined from similar events):  Admission webhook …"), which the template drops.
+	b.WriteString(`^\s*`)
 	last := 0
 	literal := func(s string) {
 		for i, w := range strings.Split(s, " ") {
