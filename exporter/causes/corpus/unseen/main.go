@@ -74,15 +74,15 @@ func run(data string, candidates []string) (int, error) {
 	return bad, nil
 }
 
+// isCandidate reports whether path is one of the candidate files (the same file, however named).
 func isCandidate(path string, candidates []string) bool {
+	fa, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
 	for _, c := range candidates {
-		if a, b := filepath.Clean(path), filepath.Clean(c); a == b {
+		if fb, err := os.Stat(c); err == nil && os.SameFile(fa, fb) {
 			return true
-		}
-		if fa, err := os.Stat(path); err == nil {
-			if fb, err := os.Stat(c); err == nil && os.SameFile(fa, fb) {
-				return true
-			}
 		}
 	}
 	return false
