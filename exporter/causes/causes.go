@@ -338,6 +338,16 @@ func Parse(data []byte) (*Table, error) {
 			t.byReason[reason] = append(t.byReason[reason], r)
 		}
 	}
+	// Kubernetes 1.0 and 1.1 wrote reasons with a lower-case first letter (failedSync,
+	// failedScheduling, failedMount, failed): a rule's reason matches that spelling too, unless the
+	// table names it as a reason of its own.
+	for reason, rs := range t.byReason {
+		if c := reason[0]; 'A' <= c && c <= 'Z' {
+			if old := string(c+'a'-'A') + reason[1:]; t.byReason[old] == nil {
+				t.byReason[old] = rs
+			}
+		}
+	}
 	return t, nil
 }
 

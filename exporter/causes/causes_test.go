@@ -317,6 +317,40 @@ func TestClassifyReasonIndex(t *testing.T) {
 	}
 }
 
+// Kubernetes 1.0 and 1.1 spelled reasons with a lower-case first letter: the rules of FailedSync
+// and failedScheduling's wordings read them too; a reason the table names itself keeps its rules.
+func TestClassifyLowerCaseReason(t *testing.T) {
+	tab := Default()
+	for _, c := range []struct{ reason, message string }{
+		{"FailedMount", `MountVolume.SetUp failed for volume "tls" : secret "web-tls" not found`},
+		{"Unhealthy", `Liveness probe failed: Get http://10.2.1.7:8080/healthz: dial tcp 10.2.1.7:8080: connection refused`},
+		{"Failed", `Error: ErrImagePull`},
+	} {
+		want := tab.Classify(c.reason, c.message)
+		lower := strings.ToLower(c.reason[:1]) + c.reason[1:]
+		if got := tab.Classify(lower, c.message); got != want || want.Cause == Unknown {
+			t.Errorf("%s: %+v, %s: %+v", lower, got, c.reason, want)
+		}
+	}
+	src := `
+version: "1"
+causes:
+  - {name: oom_killed, category: container, meaning: OOM., runbook: "x#oom_killed"}
+  - {name: disk_full, category: volume, meaning: Full., runbook: "x#disk_full"}
+  - {name: unknown, category: other, meaning: Nothing matched., runbook: "x#unknown"}
+rules:
+  - {id: a, reasons: [Failed], cause: oom_killed}
+  - {id: b, reasons: [failed], cause: disk_full}
+`
+	own, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := own.Classify("failed", "x"); r.Cause != "disk_full" {
+		t.Errorf("a reason the table names: %+v", r)
+	}
+}
+
 func TestMessageCap(t *testing.T) {
 	tab := Default()
 	pad := strings.Repeat("x", MaxMessageBytes)

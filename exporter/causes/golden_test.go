@@ -157,6 +157,14 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"S12 back-off pulling", "BackOff", `Back-off pulling image "docker.com:8080/public/2048:latest"`, "image_pull_backoff", "image.backoff"},
 	{"S12 ImagePullBackOff summary", "Failed", `Error: ImagePullBackOff`, "image_pull_backoff", "image.error_summary"},
 	{"S12 ErrImagePull summary", "Failed", `Error: ErrImagePull`, "image_pull_backoff", "image.error_summary"},
+	// The CRI's own error names as the kubelet's summary (k8s.io/cri-api pkg/errors; CRI-O
+	// server/image_pull.go, internal/storage/image.go).
+	{"signature policy summary", "Failed", `Error: SignatureValidationFailed`, "image_pull_backoff", "image.error_summary"},
+	{"registry refused summary", "Failed", `Error: RegistryUnavailable`, "image_registry_unreachable", "image.registry_unavailable_summary"},
+	// Windows' HCS_E_IMAGE_MISMATCH through hcsshim (Docker's "encountered an error during
+	// hcsshim::System::Start: failure in a Windows system call: …", containerd's hcs::CreateComputeSystem).
+	{"windows image mismatch, docker", "Failed", `Error: failed to start container "web": Error response from daemon: container 2f1c8e7a encountered an error during hcsshim::System::Start: failure in a Windows system call: The container operating system does not match the host operating system. (0xc0370101)`, "image_wrong_architecture", "container.wrong_architecture"},
+	{"windows image mismatch, containerd", "Failed", `Error: failed to create containerd task: failed to create shim task: hcs::CreateComputeSystem web: The container operating system does not match the host operating system.: unknown`, "image_wrong_architecture", "container.wrong_architecture"},
 	{"S12 docker insecure registry", "Failed", `Failed to pull image "docker.com:8080/public/2048:latest": rpc error: code = Unknown desc = Error response from daemon: Get https://docker.com:8080/v2/: http: server gave HTTP response to HTTPS client`, "image_insecure_registry", "image.insecure_registry"},
 	{"containerd insecure registry", "Failed", `Failed to pull image "10.6.0.5:5000/app:v1": rpc error: code = Unknown desc = failed to pull and unpack image "10.6.0.5:5000/app:v1": failed to resolve reference "10.6.0.5:5000/app:v1": failed to do request: Head "https://10.6.0.5:5000/v2/app/manifests/v1": http: server gave HTTP response to HTTPS client`, "image_insecure_registry", "image.insecure_registry"},
 	{"S12 pause image on gcr.io (docker)", "FailedCreatePodSandBox", `Failed create pod sandbox: rpc error: code = Unknown desc = failed pulling image "k8s.gcr.io/pause:3.2": Error response from daemon: Get https://k8s.gcr.io/v2/: net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)`, "sandbox_image_pull_failed", "sandbox.image_pull_failed"},
