@@ -160,7 +160,23 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	// The CRI's own error names as the kubelet's summary (k8s.io/cri-api pkg/errors; CRI-O
 	// server/image_pull.go, internal/storage/image.go).
 	{"signature policy summary", "Failed", `Error: SignatureValidationFailed`, "image_pull_backoff", "image.error_summary"},
-	{"registry refused summary", "Failed", `Error: RegistryUnavailable`, "image_registry_unreachable", "image.registry_unavailable_summary"},
+	{"registry refused summary", "Failed", `Error: RegistryUnavailable`, "image_registry_unreachable", "image.registry_unreachable"},
+	// Wordings of older releases, from the template inventory read at their tags
+	// (testdata/templates/kubernetes-1.2.yaml … kubernetes-1.24.yaml, openshift-origin-3.11.yaml,
+	// machine-config-operator.yaml; table 1.18.0).
+	{"kubelet 1.2 GCE PD attach", "FailedMount", `Unable to mount volumes for pod "web-0_default(6d1c8a5e-ec2e-11e5-9b3a-42010af00002)": Could not attach GCE PD "pd-data". Timeout waiting for mount paths to be created.`, "volume_attach_failed", "volume.attach_legacy"},
+	{"kubelet 1.2 claim not bound", "FailedMount", `Unable to mount volumes for pod "web-0_default(6d1c8a5e-ec2e-11e5-9b3a-42010af00002)": The claim data-web-0 is not yet bound to a volume`, "scheduling_pvc_unbound", "volume.claim_not_bound"},
+	{"kubelet 1.13 local PV node affinity", "FailedMount", `MountVolume.NodeAffinity check failed for volume "local-pv-3f2a1b" : No matching NodeSelectorTerms`, "scheduling_volume_node_affinity", "volume.node_affinity_check"},
+	{"kubelet 1.2 out of disk", "OutOfDisk", `Cannot start the pod due to lack of disk space.`, "evicted_disk", "node.admission_out_of_disk"},
+	{"daemonset 1.9 disk pressure", "FailedPlacement", `failed to place pod on "node-3": NodeUnderDiskPressure`, "node_disk_pressure", "scheduling.placement_disk_pressure"},
+	{"daemonset 1.13 memory pressure", "FailedPlacement", `failed to place pod on "node-3": node(s) had memory pressure`, "node_memory_pressure", "scheduling.placement_memory_pressure"},
+	{"daemonset 1.13 not ready", "FailedPlacement", `failed to place pod on "node-3": node(s) were not ready`, "node_not_ready", "scheduling.placement_not_ready"},
+	{"openshift-sdn lost interface", "NetworkFailed", `The pod's network interface has been lost and the pod will be stopped.`, "cni_error", "sandbox.openshift_sdn_network_lost"},
+	{"machine-config drain", "Drain", `Draining node to update config.`, "node_cordoned", "node.drained"},
+	{"machine-config no drain", "Drain", `Drain not required, skipping`, "unknown", ""},
+	{"orphaned provisioned volume", "ProvisioningCleanupFailed", `Error cleaning provisioned volume for claim default/data-web-0: error deleting EBS volume "vol-0a1b2c3d4e5f60718" since volume is currently attached to "i-0123456789abcdef0"`, "unknown", "guard.provisioning_cleanup"},
+	// runc 1.1's "error mounting %q to rootfs at %q" for a ConfigMap volume mounted onto a file.
+	{"configmap volume onto a file", "Failed", `Error: failed to start container "web": Error response from daemon: failed to create shim: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error mounting "/var/lib/kubelet/pods/0b6a7f9e-3c1d-4e2f-8a5b-6c7d8e9f0a1b/volumes/kubernetes.io~configmap/site" to rootfs at "/usr/share/nginx/html/index.html": mount /var/lib/kubelet/pods/0b6a7f9e-3c1d-4e2f-8a5b-6c7d8e9f0a1b/volumes/kubernetes.io~configmap/site:/usr/share/nginx/html/index.html (via /proc/self/fd/6), flags: 0x5000: not a directory: unknown`, "container_config_error", "container.volume_over_file"},
 	// Windows' HCS_E_IMAGE_MISMATCH through hcsshim (Docker's "encountered an error during
 	// hcsshim::System::Start: failure in a Windows system call: …", containerd's hcs::CreateComputeSystem).
 	{"windows image mismatch, docker", "Failed", `Error: failed to start container "web": Error response from daemon: container 2f1c8e7a encountered an error during hcsshim::System::Start: failure in a Windows system call: The container operating system does not match the host operating system. (0xc0370101)`, "image_wrong_architecture", "container.wrong_architecture"},

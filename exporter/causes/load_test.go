@@ -32,8 +32,10 @@ func TestPatternCost(t *testing.T) {
 			total += patternCost(c.Target)
 		}
 	}
-	if total > MaxPatternCost/8 {
-		t.Errorf("the built-in table's patterns cost %d, more than an eighth of MaxPatternCost (%d)", total, MaxPatternCost)
+	// A sixth since table 1.18.0 (an eighth before): the wordings of Kubernetes 1.0-1.24 and OpenShift
+	// grew it by a sixth (docs/measurements/performance-record.md); five sixths stay for a user's table.
+	if total > MaxPatternCost/6 {
+		t.Errorf("the built-in table's patterns cost %d, more than a sixth of MaxPatternCost (%d)", total, MaxPatternCost)
 	}
 	t.Logf("built-in table: patterns cost %d of %d", total, MaxPatternCost)
 }

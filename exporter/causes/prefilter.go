@@ -488,7 +488,7 @@ func writeRune(b *strings.Builder, r rune) {
 // instructions each expands to (patternCost). A pattern's program can be a thousand times its
 // text (`\pL{1000}`, nine bytes, is a thousand instructions, ~100 KB once compiled with its
 // branches and folded copy), so the file's size alone does not bound what a table takes to load;
-// this does (docs/performance.md, "Hostile clients"). The built-in table costs less than a tenth
+// this does (docs/performance.md, "Hostile clients"). The built-in table costs less than a sixth
 // of it (TestPatternCost).
 const MaxPatternCost = 100_000
 
