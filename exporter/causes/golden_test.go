@@ -184,7 +184,6 @@ Is the agent running?`, "cni_error", "sandbox.cni"},
 	{"npd docker start failure", "DockerContainerStartupFailure", `OCI runtime start failed: container process is already dead: unknown`, "container_create_failed", "node.docker_start_failure"},
 	{"dockershim pause inspect, daemon down", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to inspect sandbox image "registry.k8s.io/pause:3.9": Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?`, "runtime_unavailable", "sandbox.inspect_runtime_unavailable"},
 	{"dockershim pause inspect, timeout", "FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to inspect sandbox image "registry.k8s.io/pause:3.9": operation timeout: context deadline exceeded`, "runtime_timeout", "sandbox.inspect_runtime_timeout"},
-	{"docker sandbox container gone", "Failed", `Error: failed to start container "3b2a9c1d7e5f": Error response from daemon: cannot join network of a non running container: 9b1e0c7d4f2a8e6b5c3d1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d`, "sandbox_changed", "container.sandbox_gone"},
 	// Network controllers' own Events on the pod (testdata/templates/kube-ovn.yaml, ovn-kubernetes.yaml,
 	// amazon-vpc-resource-controller-k8s.yaml).
 	{"vpc resource controller warm pool", "ResourceAllocationFailed", `Warm pool for resource vpc.amazonaws.com/PrivateIPv4Address is currently empty, will retry in 600ms`, "cni_error", "sandbox.vpc_resource_allocation_failed"},
