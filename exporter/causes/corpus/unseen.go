@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/kubecause/kubecause/exporter/causes"
 )
@@ -12,21 +13,36 @@ import (
 // Seen is what a blind round must not share with the rest of the corpus: its masked messages
 // (causes.Template: names, numbers, IDs, quoted strings, paths) and the threads its files cite.
 type Seen struct {
-	masked map[string]string // masked message -> file:line that holds it
-	files  []string
-	raw    []string
+	masked  map[string]string // masked message -> file:line that holds it
+	threads map[string]string // "owner/repo#n" (lower case) -> the first file that cites the thread
+	files   []string
+	raw     []string
 }
 
 // LoadSeen reads corpus files (a YAML list of Line, or the real node's recording file when its
 // base name is real-node.yaml).
 func LoadSeen(paths []string) (*Seen, error) {
-	s := &Seen{masked: map[string]string{}}
+	s := &Seen{masked: map[string]string{}, threads: map[string]string{}}
 	for _, path := range paths {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
 		s.files, s.raw = append(s.files, path), append(s.raw, string(b))
+		for _, m := range mentionRE.FindAllStringSubmatch(string(b), -1) {
+			// citation's \b also lets a mention begin after a '.' or '-' inside what this
+			// match took as the owner ("foo.owner/repo#1" cites owner/repo#1).
+			for repo := m[1]; ; {
+				if k := threadKey(repo, m[2]); s.threads[k] == "" {
+					s.threads[k] = path
+				}
+				i := strings.IndexAny(repo[:strings.IndexByte(repo, '/')], ".-")
+				if i < 0 {
+					break
+				}
+				repo = repo[i+1:]
+			}
+		}
 		if filepath.Base(path) == "real-node.yaml" {
 			rn, err := LoadRealNode(path)
 			if err != nil {
@@ -55,6 +71,12 @@ func (s *Seen) Check(l Line) []string {
 	if where, ok := s.masked[causes.Template(l.Message)]; ok {
 		why = append(why, fmt.Sprintf("message %q is, masked, the message of %s", l.Message, where))
 	}
+	if m := threadRE.FindStringSubmatch(l.Source); m != nil {
+		if where, ok := s.threads[threadKey(m[1], m[2])]; ok {
+			why = append(why, fmt.Sprintf("thread %s is cited in %s", l.Source, where))
+		}
+		return why
+	}
 	cited := citation(l.Source)
 	for j, text := range s.raw {
 		if cited.MatchString(text) {
@@ -63,6 +85,12 @@ func (s *Seen) Check(l Line) []string {
 	}
 	return why
 }
+
+// mentionRE finds every mention of a GitHub thread in a file, as citation matches one: owner/repo#N
+// or …/owner/repo/issues|pull/N. The files' mentions are read once (LoadSeen), not once a line.
+var mentionRE = regexp.MustCompile(`\b([A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)(?:#|/issues/|/pull/)([0-9]+)\b`)
+
+func threadKey(repo, n string) string { return strings.ToLower(repo) + "#" + n }
 
 var threadRE = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)#([0-9]+)(?: \([^)]*\))?$`)
 
