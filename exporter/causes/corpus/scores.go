@@ -36,6 +36,7 @@ var blindRounds = []struct {
 	{file: "blind9.yaml", version: "1.16.1", date: "2026-11-29", lines: 262, named: 117, namedRight: 111, knowable: 126, covered: 111},
 	{file: "blind10.yaml", version: "1.17.0", date: "2026-11-29", lines: 366, named: 91, namedRight: 87, knowable: 117, covered: 87},
 	{file: "blind11.yaml", version: "1.18.0", date: "2026-11-29", lines: 149, named: 66, namedRight: 63, knowable: 69, covered: 63},
+	{file: "blind12.yaml", version: "1.19.0", date: "2026-11-29", lines: 159, named: 61, namedRight: 60, knowable: 65, covered: 60},
 }
 
 // ScoresMarkdown renders the part of docs/causes.md that follows the table's reference: how the
