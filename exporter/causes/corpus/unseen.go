@@ -15,6 +15,7 @@ import (
 type Seen struct {
 	masked  map[string]string // masked message -> file:line that holds it
 	threads map[string]string // "owner/repo#n" (lower case) -> the first file that cites the thread
+	sources map[string]string // a line's source as decoded (a file's path may be \u-escaped in the YAML) -> its file
 	files   []string
 	raw     []string
 }
@@ -22,7 +23,7 @@ type Seen struct {
 // LoadSeen reads corpus files (a YAML list of Line, or the real node's recording file when its
 // base name is real-node.yaml).
 func LoadSeen(paths []string) (*Seen, error) {
-	s := &Seen{masked: map[string]string{}, threads: map[string]string{}}
+	s := &Seen{masked: map[string]string{}, threads: map[string]string{}, sources: map[string]string{}}
 	for _, path := range paths {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -59,6 +60,9 @@ func LoadSeen(paths []string) (*Seen, error) {
 		}
 		for i, l := range lines {
 			s.masked[causes.Template(l.Message)] = fmt.Sprintf("%s:%d", path, i)
+			if s.sources[l.Source] == "" {
+				s.sources[l.Source] = path
+			}
 		}
 	}
 	return s, nil
@@ -70,6 +74,9 @@ func (s *Seen) Check(l Line) []string {
 	var why []string
 	if where, ok := s.masked[causes.Template(l.Message)]; ok {
 		why = append(why, fmt.Sprintf("message %q is, masked, the message of %s", l.Message, where))
+	}
+	if where, ok := s.sources[l.Source]; ok {
+		return append(why, fmt.Sprintf("thread %s is cited in %s", l.Source, where))
 	}
 	if m := threadRE.FindStringSubmatch(l.Source); m != nil {
 		if where, ok := s.threads[threadKey(m[1], m[2])]; ok {

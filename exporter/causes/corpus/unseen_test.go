@@ -39,3 +39,20 @@ func TestSeenThreadMentions(t *testing.T) {
 		}
 	}
 }
+
+// A file's path is compared as the YAML decodes it: one set may write it \u-escaped, another not
+// (rounds 12 and 13 cited one file so, and the raw-text search missed it).
+func TestSeenEscapedSource(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "held.yaml")
+	held := "- reason: \"SuccessfulDelete\"\n  type: Normal\n  kind: CronJob\n  source: \"o/r 02~\\u8d44\\u6e90/README.md\"\n  cause: none\n  message: \"Deleted job a\"\n"
+	if err := os.WriteFile(path, []byte(held), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := LoadSeen([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := seen.Check(Line{Source: "o/r 02~资源/README.md", Message: "a message no file holds"}); len(why) == 0 {
+		t.Error("a file cited \\u-escaped in another set was not found")
+	}
+}
