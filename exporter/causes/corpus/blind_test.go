@@ -112,25 +112,8 @@ func TestBlindRoundsScore(t *testing.T) {
 // fileRE matches a file of a public repository: "owner/repo path/to/file" (a path may hold spaces).
 var fileRE = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+ [^ #][^#]*$`)
 
-// The checks above find what they are meant to find.
+// The source forms the checks above read (what Seen finds is TestSeenCitations).
 func TestBlindCitation(t *testing.T) {
-	for _, c := range []struct {
-		source, text string
-		want         bool
-	}{
-		{"kubernetes/kubernetes#4567", `source: "kubernetes/kubernetes#4567"`, true},
-		{"kubernetes/kubernetes#4567", `source: "kubernetes/kubernetes#4567 (scheduler log)"`, true},
-		{"kubernetes/kubernetes#4567", `source: "kubernetes/kubernetes#45670"`, false},
-		{"kubernetes/kubernetes#4567", `see https://github.com/kubernetes/kubernetes/issues/4567`, true},
-		{"kubernetes/kubernetes#4567", `source: "other/kubernetes#4567"`, false},
-		{"Azure/AKS#2383", `source: "azure/aks#2383"`, true},
-		{"kubernetes/kubernetes#4567 (issue title)", `source: "kubernetes/kubernetes#4567"`, true},
-		{"https://example.org/q/1", `source: "https://example.org/q/1"`, true},
-	} {
-		if got := citation(c.source).MatchString(c.text); got != c.want {
-			t.Errorf("citation(%q) on %q: %v, want %v", c.source, c.text, got, c.want)
-		}
-	}
 	if !fileRE.MatchString("longhorn/website content/kb/x.md") || !fileRE.MatchString("o/r docs/a guide/b.md") ||
 		fileRE.MatchString("kubernetes/kubernetes#1") || fileRE.MatchString("kubernetes/kubernetes #1") {
 		t.Error("fileRE")

@@ -31,8 +31,8 @@ func LoadSeen(paths []string) (*Seen, error) {
 		}
 		s.files, s.raw = append(s.files, path), append(s.raw, string(b))
 		for _, m := range mentionRE.FindAllStringSubmatch(string(b), -1) {
-			// citation's \b also lets a mention begin after a '.' or '-' inside what this
-			// match took as the owner ("foo.owner/repo#1" cites owner/repo#1).
+			// A mention may also begin after a '.' or '-' inside what this match took as the
+			// owner ("foo.owner/repo#1" cites owner/repo#1).
 			for repo := m[1]; ; {
 				if k := threadKey(repo, m[2]); s.threads[k] == "" {
 					s.threads[k] = path
@@ -84,17 +84,17 @@ func (s *Seen) Check(l Line) []string {
 		}
 		return why
 	}
-	cited := citation(l.Source)
 	for j, text := range s.raw {
-		if cited.MatchString(text) {
-			why = append(why, fmt.Sprintf("thread %s is cited in %s", l.Source, s.files[j]))
+		if strings.Contains(text, l.Source) {
+			why = append(why, fmt.Sprintf("%s is cited in %s", l.Source, s.files[j]))
 		}
 	}
 	return why
 }
 
-// mentionRE finds every mention of a GitHub thread in a file, as citation matches one: owner/repo#N
-// or …/owner/repo/issues|pull/N. The files' mentions are read once (LoadSeen), not once a line.
+// mentionRE finds every mention of a GitHub thread in a file: owner/repo#N (not followed by another
+// digit, whatever note follows it) or …/owner/repo/issues|pull/N, in any case. The files' mentions
+// are read once (LoadSeen), not once a line; a file or URL source is looked for as written.
 var mentionRE = regexp.MustCompile(`\b([A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)(?:#|/issues/|/pull/)([0-9]+)\b`)
 
 func threadKey(repo, n string) string { return strings.ToLower(repo) + "#" + n }
@@ -108,16 +108,4 @@ func threadOf(source string) string {
 		return source
 	}
 	return ""
-}
-
-// citation matches a mention of source's thread in a corpus file: owner/repo#N (not followed by
-// another digit, whatever note follows it) or https://github.com/owner/repo/issues|pull/N; for a
-// URL source, the URL itself.
-func citation(source string) *regexp.Regexp {
-	m := threadRE.FindStringSubmatch(source)
-	if m == nil {
-		return regexp.MustCompile(regexp.QuoteMeta(source))
-	}
-	repo, n := regexp.QuoteMeta(m[1]), m[2]
-	return regexp.MustCompile(`(?i)\b` + repo + `(?:#|/issues/|/pull/)` + n + `\b`)
 }
