@@ -38,6 +38,7 @@ var blindRounds = []struct {
 	{file: "blind11.yaml", version: "1.18.0", date: "2026-11-29", lines: 149, named: 66, namedRight: 63, knowable: 69, covered: 63},
 	{file: "blind12.yaml", version: "1.19.0", date: "2026-11-29", lines: 159, named: 61, namedRight: 60, knowable: 65, covered: 60},
 	{file: "blind13.yaml", version: "1.20.0", date: "2026-11-29", lines: 162, named: 63, namedRight: 61, knowable: 66, covered: 61},
+	{file: "blind14.yaml", version: "1.21.0", date: "2026-11-29", lines: 190, named: 69, namedRight: 67, knowable: 72, covered: 67},
 }
 
 // ScoresMarkdown renders the part of docs/causes.md that follows the table's reference: how the
