@@ -76,7 +76,7 @@ func (s *Seen) Check(l Line) []string {
 		why = append(why, fmt.Sprintf("message %q is, masked, the message of %s", l.Message, where))
 	}
 	if where, ok := s.sources[l.Source]; ok {
-		return append(why, fmt.Sprintf("thread %s is cited in %s", l.Source, where))
+		return append(why, fmt.Sprintf("%s is cited in %s", l.Source, where))
 	}
 	if m := threadRE.FindStringSubmatch(l.Source); m != nil {
 		if where, ok := s.threads[threadKey(m[1], m[2])]; ok {
